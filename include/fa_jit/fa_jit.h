@@ -1,0 +1,57 @@
+/* fa_jit's C ABI, for FFI users (Python ctypes, Rust, Julia). Every function returns a status; on failure,
+ * fa_jit_last_error() returns the message of the last error on the calling thread. */
+#ifndef FA_JIT_H
+#define FA_JIT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fa_jit_status {
+    FA_JIT_SUCCESS = 0,
+    FA_JIT_ERROR_INVALID_ARGUMENT = 1, /* an argument was rejected; nothing reached the GPU */
+    FA_JIT_ERROR_CUDA = 2,             /* a CUDA driver call failed, or no driver is installed */
+    FA_JIT_ERROR_COMPILE = 3,          /* NVRTC rejected a kernel or is missing */
+    FA_JIT_ERROR_INTERNAL = 4          /* anything else */
+} fa_jit_status;
+
+typedef enum fa_jit_dtype { FA_JIT_F32 = 0, FA_JIT_F16 = 1, FA_JIT_BF16 = 2 } fa_jit_dtype;
+
+/* Element strides (batch, head, row) of a tensor whose last dimension is contiguous. */
+typedef struct fa_jit_strides {
+    int64_t batch, head, row;
+} fa_jit_strides;
+
+typedef struct fa_jit_attention_args {
+    const void* q;  /* [batch, heads_q,  seqlen_q, head_dim] */
+    const void* k;  /* [batch, heads_kv, seqlen_k, head_dim] */
+    const void* v;  /* [batch, heads_kv, seqlen_k, head_dim] */
+    void* o;        /* [batch, heads_q,  seqlen_q, head_dim] */
+    float* lse;     /* optional, may be NULL: [batch, heads_q, seqlen_q] fp32, natural log */
+    fa_jit_dtype dtype;
+    int32_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
+    fa_jit_strides q_strides, k_strides, v_strides, o_strides;
+    float scale;    /* 0 means 1/sqrt(head_dim) */
+    int32_t causal; /* nonzero: causal mask aligned bottom-right */
+} fa_jit_attention_args;
+
+/* Runs attention on `stream` (a CUstream / cudaStream_t; NULL for the default stream). */
+fa_jit_status fa_jit_attention(const fa_jit_attention_args* args, void* stream);
+
+/* Fills the strides of args for contiguous BSHD ([batch, seqlen, heads, head_dim]) or BHSD tensors. */
+void fa_jit_layout_bshd(fa_jit_attention_args* args);
+void fa_jit_layout_bhsd(fa_jit_attention_args* args);
+
+/* The message of the last failure on this thread ("" if none). Valid until the next fa_jit call on the thread. */
+const char* fa_jit_last_error(void);
+
+/* The library version, e.g. "0.1.0". */
+const char* fa_jit_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FA_JIT_H */

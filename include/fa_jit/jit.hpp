@@ -1,0 +1,265 @@
+// The JIT, one type per stage:
+//   Source  --compile()-->  Compiled  --Module::load()-->  Module  --get_function()-->  Kernel  --launch()
+// compile() is pure (no device). get_kernel() runs the whole chain through the in-process table and the disk cache.
+#pragma once
+
+#include "fa_jit/cuda_types.hpp"
+#include "fa_jit/errors.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace fa_jit {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sources
+// ---------------------------------------------------------------------------------------------------------------
+
+struct Header {
+    std::string name;  // as written in #include "name"
+    std::string text;
+};
+
+// A kernel source with every header it includes (transitively), so compiling it needs no file system.
+struct Source {
+    std::string name;  // e.g. "attention_fp32.cu"
+    std::string text;
+    std::vector<Header> headers;
+};
+
+// A file of kernel_sources/: the copy embedded at build time, or the one in $FA_JIT_KERNEL_DIR when set.
+// Throws InvalidArgument for an unknown name.
+Source kernel_source(std::string_view file_name);
+// Names of the embedded kernel sources (*.cu).
+std::vector<std::string> kernel_source_names();
+
+// ---------------------------------------------------------------------------------------------------------------
+// Compiling (NVRTC, loaded at run time). Needs no GPU.
+// ---------------------------------------------------------------------------------------------------------------
+
+struct CompileRequest {
+    Source source;
+    std::vector<std::string> name_expressions;  // e.g. "fa_jit::attention_fwd_fp32<64, 64, 128, 4, false>"
+    std::vector<std::string> options;           // extra NVRTC options (the arch and the C++ standard are added)
+    std::string arch;                           // "sm_80", "sm_90a": cubin; "compute_90": PTX for the driver to JIT
+};
+
+struct Compiled {
+    std::string arch;
+    bool is_ptx = false;
+    std::string binary;  // cubin or PTX
+    std::vector<std::pair<std::string, std::string>> lowered_names;  // name expression -> mangled name
+    std::string log;                                                 // NVRTC log (warnings)
+
+    // Throws InvalidArgument if `name_expression` was not part of the request.
+    const std::string& lowered_name(std::string_view name_expression) const;
+};
+
+// Throws CompileError (with the full log) if NVRTC rejects the source or cannot be loaded.
+Compiled compile(const CompileRequest& request);
+
+// NVRTC's version as major * 1000 + minor * 10 (CUDA's convention). Throws CompileError if NVRTC is missing.
+int nvrtc_version();
+// The real architectures NVRTC can generate code for, e.g. {75, 80, ..., 120}.
+std::vector<int> nvrtc_supported_archs();
+// The arch string to compile for a device of compute capability major.minor: "sm_XY", "sm_90a" when
+// `arch_specific` (wgmma and friends) is requested on 9.0, or "compute_XY" of the newest NVRTC-supported
+// arch when the device is newer than NVRTC knows (the driver then JITs the PTX).
+std::string target_arch(int cc_major, int cc_minor, bool arch_specific = false);
+// Checks and normalizes a user-given arch ("sm_90a", "90", "compute_80" ...). Throws InvalidArgument.
+std::string parse_arch(std::string_view arch);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Devices (CUDA driver, loaded at run time)
+// ---------------------------------------------------------------------------------------------------------------
+
+// Number of CUDA devices; 0 when no driver is installed (never throws for a missing driver).
+int device_count() noexcept;
+// The CUDA driver version (e.g. 13000), or 0 when there is no driver.
+int driver_version() noexcept;
+
+struct DeviceInfo {
+    int ordinal = 0;
+    std::string name;
+    int cc_major = 0, cc_minor = 0;
+    int multiprocessors = 0;
+    int max_threads_per_block = 0;
+    int max_shared_per_block_optin = 0;  // bytes, the most dynamic shared memory a block can opt into
+    int max_grid[3] = {0, 0, 0};
+    int max_block[3] = {0, 0, 0};
+};
+
+// The device of the current context; when no context is current, device 0's primary context is made current.
+// The primary context of each device used is retained for the life of the process.
+const DeviceInfo& current_device();
+// Makes `ordinal`'s primary context current on this thread and returns its info.
+const DeviceInfo& use_device(int ordinal);
+
+// ---------------------------------------------------------------------------------------------------------------
+// RAII owners of driver objects. Move-only; destructors never throw.
+// ---------------------------------------------------------------------------------------------------------------
+
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    explicit DeviceBuffer(std::size_t bytes);  // cuMemAlloc in the current context
+    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    ~DeviceBuffer();
+
+    unsigned long long address() const noexcept { return ptr_; }
+    void* get() const noexcept { return reinterpret_cast<void*>(ptr_); }
+    std::size_t size() const noexcept { return bytes_; }
+
+    void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
+    void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
+    void fill_bytes(unsigned char value);  // e.g. 0xFF poisons floats with NaN
+
+private:
+    unsigned long long ptr_ = 0;  // CUdeviceptr
+    std::size_t bytes_ = 0;
+};
+
+class Stream {
+public:
+    Stream();  // a non-blocking stream in the current context
+    Stream(Stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+    Stream& operator=(Stream&& o) noexcept;
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    ~Stream();
+    CUstream get() const noexcept { return s_; }
+    void synchronize() const;
+
+private:
+    CUstream s_ = nullptr;
+};
+
+class Event {
+public:
+    Event();
+    Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+    Event& operator=(Event&& o) noexcept;
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+    ~Event();
+    CUevent get() const noexcept { return e_; }
+    void record(CUstream stream);
+    void synchronize() const;
+    // Milliseconds from `start` to this event; both recorded and complete.
+    float elapsed_ms_since(const Event& start) const;
+
+private:
+    CUevent e_ = nullptr;
+};
+
+// Synchronizes the current context and throws CudaError if a kernel failed.
+void synchronize();
+
+// ---------------------------------------------------------------------------------------------------------------
+// Loaded code
+// ---------------------------------------------------------------------------------------------------------------
+
+class Module {
+public:
+    // Loads a cubin or PTX into the current context.
+    static std::shared_ptr<const Module> load(const Compiled& compiled);
+    Module(const Module&) = delete;
+    Module& operator=(const Module&) = delete;
+    ~Module();
+    CUmodule get() const noexcept { return m_; }
+
+private:
+    explicit Module(CUmodule m) noexcept : m_(m) {}
+    CUmodule m_ = nullptr;
+};
+
+struct Dim3 {
+    unsigned x = 1, y = 1, z = 1;
+};
+
+struct LaunchConfig {
+    Dim3 grid;
+    Dim3 block;
+    std::size_t shared_bytes = 0;  // dynamic; limits above 48 KB are raised automatically
+    CUstream stream = nullptr;
+};
+
+struct KernelParam {
+    std::size_t offset;
+    std::size_t size;
+};
+
+struct KernelAttributes {
+    int registers = 0;             // per thread
+    int local_bytes = 0;           // per thread: spills and stack
+    int static_shared_bytes = 0;   // per block
+    int max_threads_per_block = 0;
+};
+
+// A function in a loaded module. Keeps its module alive; cheap to copy.
+class Kernel {
+public:
+    Kernel() = default;
+    // Looks up `lowered_name` in `module`; reads the parameter layout (cuFuncGetParamInfo) when the driver has it,
+    // and allows the function all the dynamic shared memory the current device offers (beyond the default 48 KB).
+    Kernel(std::shared_ptr<const Module> module, const std::string& lowered_name);
+
+    CUfunction get() const noexcept { return f_; }
+    explicit operator bool() const noexcept { return f_ != nullptr; }
+    const std::string& name() const noexcept { return name_; }
+    const KernelAttributes& attributes() const noexcept { return attributes_; }
+    // Empty when the driver cannot report it (then launch() cannot check argument sizes).
+    const std::vector<KernelParam>& params() const noexcept { return params_; }
+    bool params_known() const noexcept { return params_known_; }
+
+private:
+    std::shared_ptr<const Module> module_;
+    CUfunction f_ = nullptr;
+    std::string name_;
+    KernelAttributes attributes_;
+    std::vector<KernelParam> params_;
+    bool params_known_ = false;
+};
+
+// Compile (or fetch from the caches) and load `name_expression` of `request` for the current device.
+// The arch in `request` is ignored: the current device's target_arch() is used, with `arch_specific` as given.
+// Concurrent callers of one kernel wait for a single compile; the in-memory hit path allocates nothing.
+Kernel get_kernel(const CompileRequest& request, std::string_view name_expression, bool arch_specific = false);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Launching
+// ---------------------------------------------------------------------------------------------------------------
+
+// Checks the config against the device and the arguments against the kernel's parameter layout, then launches.
+// `given` holds each argument's offset (as packed by the caller) and size. Throws InvalidArgument before the GPU
+// sees anything wrong; throws CudaError if the launch itself fails.
+void launch_packed(const Kernel& kernel, LaunchConfig config, const KernelParam* given, void** args,
+                   std::size_t count);
+
+// Typed launcher: launch(kernel, {grid, block, shared, stream}, args...). Arguments must be trivially copyable;
+// each is checked against the kernel's parameter sizes (and offsets) when the driver reports them.
+template <typename... Args>
+void launch(const Kernel& kernel, LaunchConfig config, const Args&... args) {
+    static_assert((std::is_trivially_copyable_v<Args> && ...), "kernel arguments must be trivially copyable");
+    constexpr std::size_t n = sizeof...(Args);
+    void* pointers[n == 0 ? 1 : n] = {const_cast<void*>(static_cast<const void*>(&args))...};
+    KernelParam given[n == 0 ? 1 : n];
+    std::size_t offset = 0, i = 0;
+    // The C++ ABI lays kernel parameters out like struct members: each aligned to its own alignment.
+    ((offset = (offset + alignof(Args) - 1) / alignof(Args) * alignof(Args), given[i++] = {offset, sizeof(Args)},
+      offset += sizeof(Args)),
+     ...);
+    (void)offset;
+    launch_packed(kernel, config, given, pointers, n);
+}
+
+}  // namespace fa_jit

@@ -1,0 +1,484 @@
+// FlashAttention-2 forward pass in fp32 (Dao 2023, Algorithm 1), compiled at run time by NVRTC.
+//
+//   template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32>
+//   __global__ void attention_fwd_fp32(const __grid_constant__ AttentionParams p);
+//
+//   kBlockM  B_r: query rows per block; a multiple of 16 * kNWarps (each warp owns kBlockM / kNWarps rows).
+//   kBlockN  B_c: key/value rows per step of the inner loop; a multiple of 8.
+//   kHeadDim d: exactly p.head_dim, any value 1..256 (the on-chip tile is rounded up to 16 and zero-padded).
+//   kNWarps  warps per block (block = 32 * kNWarps threads).
+//   kCausal  bottom-right aligned causal mask: query row i sees key j iff j <= i + p.causal_offset.
+//   kMath    kMath3xTF32 (default): tensor-core mma.sync m16n8k8 TF32 with the 3xTF32 split
+//              (a = a_big + a_small; a*b ~ a_big*b_big + a_big*b_small + a_small*b_big), about fp32 accuracy;
+//            kMathSimt: plain fp32 FMAs on CUDA cores (slower; a fallback and an accuracy cross-check).
+//
+// Name expression:  fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 1>
+// Launch:           grid (ceil(seqlen_q / kBlockM), heads_q, batch), block kNWarps * 32,
+//                   dynamic shared memory = AttentionFwdFp32Traits<...>::kSmemBytes (over 48 KB: raise the limit).
+// Requires sm_80+ (cp.async, tf32 mma). seqlen_q must be >= 1 (a grid of 0 blocks cannot be launched).
+//
+// Register layout (both maths): warp w owns query rows [w * kWarpRows, (w + 1) * kWarpRows) of the block's tile.
+// With lane = 4 * g + t (g = lane / 4 in 0..7, t = lane % 4), a thread holds, for every 16-row m-tile mt and every
+// 8-column n-tile nt, the elements (row mt*16 + g + 8h, column nt*8 + 2t + c), h, c in {0, 1}: the accumulator
+// ("C") layout of mma.m16n8k8. A row is therefore spread over the 4 lanes of one quad, and row reductions are two
+// __shfl_xor_sync steps (xor 1, xor 2).
+#pragma once
+
+#include "attention_params.cuh"
+#include "dtypes.cuh"
+
+namespace fa_jit {
+
+enum : int { kMathSimt = 0, kMath3xTF32 = 1 };
+
+// ================================================================================================================
+// Traits: the tile shape and everything derived from it
+// ================================================================================================================
+template <int kBlockM_, int kBlockN_, int kHeadDim_, int kNWarps_, int kMath_>
+struct AttentionFwdFp32Traits {
+    static constexpr int kBlockM = kBlockM_;  // B_r
+    static constexpr int kBlockN = kBlockN_;  // B_c
+    static constexpr int kHeadDim = kHeadDim_;
+    static constexpr int kNWarps = kNWarps_;
+    static constexpr int kMath = kMath_;
+    static constexpr int kNThreads = kNWarps * 32;
+
+    static constexpr int kWarpRows = kBlockM / kNWarps;  // query rows owned by one warp
+    static constexpr int kMTiles = kWarpRows / 16;       // 16-row m-tiles per warp
+    static constexpr int kNTilesS = kBlockN / 8;         // 8-column n-tiles of S = Q K^T
+    // Q and K are read 16 columns (4 float4) at a time, so the on-chip head dim is rounded up to 16; padding is 0.
+    static constexpr int kHeadDimPad = (kHeadDim + 15) / 16 * 16;
+    static constexpr int kNTilesO = kHeadDimPad / 8;  // 8-column n-tiles of O
+
+    // Shared-memory row strides in floats, chosen so that fragment loads hit 32 distinct banks:
+    //  - Q, K are read as float4 at (row g, column 4t): a quarter-warp (8 lanes, g in {0,1}) must cover all 32 banks,
+    //    so the row stride must be 16 (mod 32).
+    //  - V is read as scalars at (row 2t + c, column g): 8 * (stride / 4) * t + g must be distinct (mod 32) over
+    //    t in 0..3, g in 0..7, so stride / 4 must be odd.
+    static constexpr int kQKStride = kHeadDimPad % 32 == 16 ? kHeadDimPad : kHeadDimPad + 16;
+    static constexpr int kVStride = kHeadDimPad + 4;
+
+    static constexpr int kSmemQFloats = kBlockM * kQKStride;
+    static constexpr int kSmemKFloats = kBlockN * kQKStride;
+    static constexpr int kSmemVFloats = kBlockN * kVStride;
+    // One buffer each for Q_i, K_j, V_j: the load of V_j overlaps S = Q K_j^T and the load of K_{j-1} overlaps P V_j.
+    static constexpr int kSmemBytes = 4 * (kSmemQFloats + kSmemKFloats + kSmemVFloats);
+
+    static_assert(kNWarps >= 1 && kNWarps <= 16, "kNWarps must be in 1..16 (at most 512 threads)");
+    static_assert(kBlockM % (16 * kNWarps) == 0, "kBlockM must be a multiple of 16 * kNWarps (16-row mma tiles)");
+    static_assert(kBlockN % 8 == 0 && kBlockN >= 8, "kBlockN must be a positive multiple of 8 (mma n/k = 8)");
+    static_assert(kHeadDim >= 1 && kHeadDim <= 256, "kHeadDim must be in 1..256");
+    static_assert(kMath == kMathSimt || kMath == kMath3xTF32, "kMath must be kMathSimt (0) or kMath3xTF32 (1)");
+    static_assert(kSmemBytes <= 227 * 1024, "tile does not fit in shared memory (227 KB on sm_90, 163 KB on sm_80)");
+};
+
+namespace fp32_detail {
+
+// ---- small PTX wrappers ------------------------------------------------------------------------------------------
+__device__ __forceinline__ float exp2_approx(float x) {  // 2^x, ex2.approx: <= 2 ulp; ex2(-inf) = 0
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float log2_approx(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+    unsigned long long a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return static_cast<unsigned>(a);
+}
+// Asynchronous global -> shared copies; src_bytes = 0 writes zeros (used for out-of-bounds rows and padding).
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, int src_bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+__device__ __forceinline__ float quad_max(float x) {
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+    return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// ---- 3xTF32 ------------------------------------------------------------------------------------------------------
+// x = big + small with big = x truncated to TF32 (19 bits: the tensor core ignores the low 13 mantissa bits) and
+// small = x - big exactly. The tensor core truncates small to TF32 too, so each product keeps ~2^-21 relative error
+// (fp32-grade); the dropped small*small term is of the same order.
+struct Tf32Split {
+    unsigned big, small;
+};
+__device__ __forceinline__ Tf32Split split_tf32(float x) {
+    const unsigned big = float_as_bits(x) & 0xffffe000u;
+    return {big, float_as_bits(x - bits_as_float(big))};
+}
+
+// D[16x8] += A[16x8] (row-major) * B[8x8] (column-major), TF32 inputs, fp32 accumulate.
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// A and B fragments of one m16n8k8 step, each already split into big and small parts.
+struct FragA {
+    unsigned big[4], small[4];
+};
+struct FragB {
+    unsigned big[2], small[2];
+};
+__device__ __forceinline__ FragA make_frag_a(float a0, float a1, float a2, float a3) {
+    const float v[4] = {a0, a1, a2, a3};
+    FragA f;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const Tf32Split s = split_tf32(v[i]);
+        f.big[i] = s.big;
+        f.small[i] = s.small;
+    }
+    return f;
+}
+__device__ __forceinline__ FragB make_frag_b(float b0, float b1) {
+    const Tf32Split s0 = split_tf32(b0), s1 = split_tf32(b1);
+    return {{s0.big, s1.big}, {s0.small, s1.small}};
+}
+// Small terms first so that they are not absorbed by the large partial sum before being added.
+__device__ __forceinline__ void mma_3xtf32(float (&d)[4], const FragA& a, const FragB& b) {
+    mma_tf32(d, a.small, b.big);
+    mma_tf32(d, a.big, b.small);
+    mma_tf32(d, a.big, b.big);
+}
+
+// ---- global -> shared tile loads ---------------------------------------------------------------------------------
+// Copies rows [row0, row0 + kRows) of a [rows_total, kHeadDim] fp32 matrix (row stride `stride` elements) into
+// shared memory with row stride kSmemStride, columns padded to kHeadDimPad. Rows >= rows_total and columns
+// >= kHeadDim are zero-filled: zero K/V rows keep masked (P = 0) columns from turning 0 * garbage into NaN.
+// `vec` (uniform): 16-byte copies are legal (base 16-byte aligned, strides and kHeadDim multiples of 4).
+template <class Tr, int kRows, int kSmemStride>
+__device__ __forceinline__ void load_tile(float* smem, const float* gmem, long long stride, int row0, int rows_total,
+                                          bool vec) {
+    constexpr int kChunksPerRow = Tr::kHeadDimPad / 4;
+    constexpr int kChunks = kRows * kChunksPerRow;
+    const unsigned smem_base = smem_address(smem);
+#pragma unroll 4
+    for (int c = threadIdx.x; c < kChunks; c += Tr::kNThreads) {
+        const int r = c / kChunksPerRow;
+        const int col = (c % kChunksPerRow) * 4;
+        const bool row_ok = row0 + r < rows_total;
+        const float* src = gmem + (row_ok ? (row0 + r) * stride + col : 0);  // in-bounds address even when unused
+        const unsigned dst = smem_base + 4u * (r * kSmemStride + col);
+        if (Tr::kHeadDim % 4 == 0 && vec) {
+            cp_async_16(dst, src, row_ok && col < Tr::kHeadDim ? 16 : 0);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const bool ok = row_ok && col + e < Tr::kHeadDim;
+                cp_async_4(dst + 4u * e, ok ? src + e : gmem, ok ? 4 : 0);
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ bool aligned16(const void* ptr, long long s0, long long s1, long long s2) {
+    return (reinterpret_cast<unsigned long long>(ptr) & 15ull) == 0 && ((s0 | s1 | s2) & 3ll) == 0;
+}
+
+}  // namespace fp32_detail
+
+// ================================================================================================================
+// The kernel
+// ================================================================================================================
+template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32>
+__global__ void __launch_bounds__(kNWarps * 32)
+    attention_fwd_fp32(const __grid_constant__ AttentionParams p) {
+    using namespace fp32_detail;
+    const float kNegInf = neg_inf_f32();
+    using Tr = AttentionFwdFp32Traits<kBlockM, kBlockN, kHeadDim, kNWarps, kMath>;
+    constexpr int kMTiles = Tr::kMTiles;
+    constexpr int kNTilesS = Tr::kNTilesS;
+    constexpr int kNTilesO = Tr::kNTilesO;
+
+    extern __shared__ float4 smem_raw[];  // float4: 16-byte aligned for cp.async.cg and ld.shared.v4
+    float* sQ = reinterpret_cast<float*>(smem_raw);  // Q_i [kBlockM][kQKStride]
+    float* sK = sQ + Tr::kSmemQFloats;               // K_j [kBlockN][kQKStride]
+    float* sV = sK + Tr::kSmemKFloats;               // V_j [kBlockN][kVStride]
+
+    // ---- which tile -------------------------------------------------------------------------------------------------
+    // Causal: the last query tiles see the most keys (bottom-right alignment), so launch them first.
+    const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const int head = blockIdx.y;
+    const int batch = blockIdx.z;
+    const int head_kv = head / p.group_size;
+    const int m0 = m_block * kBlockM;  // first query row of this block
+
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int g = lane / 4;  // row within an 8-row group
+    const int t = lane % 4;  // column pair within an 8-column n-tile
+    const int warp_row0 = warp * Tr::kWarpRows;
+
+    const float* q = static_cast<const float*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
+    const float* k = static_cast<const float*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
+    const float* v = static_cast<const float*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
+    float* o = static_cast<float*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
+    float* lse = p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q;
+
+    // Key tiles [0, n_block_max) hold every key that some row of this block can see.
+    int n_block_max = (p.seqlen_k + kBlockN - 1) / kBlockN;
+    if (kCausal) {
+        const int last_visible = m0 + kBlockM - 1 + p.causal_offset;  // largest key index any row here sees
+        n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
+    }
+
+    float acc_o[kMTiles][kNTilesO][4];  // O_i, unnormalised
+    float m_i[kMTiles][2];              // running row max of S * scale_log2 (log2 units)
+    float l_i[kMTiles][2];              // running row sum of exp2(S * scale_log2 - m_i); this thread's columns only
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int nt = 0; nt < kNTilesO; ++nt) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] = 0.f;
+        }
+        m_i[mt][0] = m_i[mt][1] = kNegInf;
+        l_i[mt][0] = l_i[mt][1] = 0.f;
+    }
+
+    const bool q_vec = aligned16(q, p.q_batch_stride, p.q_head_stride, p.q_row_stride);
+    const bool k_vec = aligned16(k, p.k_batch_stride, p.k_head_stride, p.k_row_stride);
+    const bool v_vec = aligned16(v, p.v_batch_stride, p.v_head_stride, p.v_row_stride);
+
+    // ---- prologue: Q_i and the first K_j in flight --------------------------------------------------------------------
+    // Key tiles are visited from the last to the first, so the (at most two) tiles that need masking come first.
+    // If no row of this block sees any key (seqlen_k == 0, or causal above the diagonal), nothing is loaded, the loop
+    // does not run and the epilogue writes O = 0, LSE = -inf (l_i = 0).
+    if (n_block_max > 0) {
+        load_tile<Tr, kBlockM, Tr::kQKStride>(sQ, q, p.q_row_stride, m0, p.seqlen_q, q_vec);
+        load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, (n_block_max - 1) * kBlockN, p.seqlen_k, k_vec);
+        cp_async_commit();
+    }
+
+    for (int n_block = n_block_max - 1; n_block >= 0; --n_block) {
+        const int n0 = n_block * kBlockN;
+        cp_async_wait_all();
+        __syncthreads();  // K_j landed; every warp is done reading V_{j+1}
+        load_tile<Tr, kBlockN, Tr::kVStride>(sV, v, p.v_row_stride, n0, p.seqlen_k, v_vec);
+        cp_async_commit();
+
+        // ---- S[B_r][B_c] = Q_i @ K_j^T  (this warp: kWarpRows x B_c) ------------------------------------------------
+        float acc_s[kMTiles][kNTilesS][4];
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.f;
+
+        if (kMath == kMath3xTF32) {
+            // The dot-product index d is a free permutation: per 16 columns, lane (g, t) reads 4 consecutive
+            // columns 4t..4t+3 with one float4 and uses {4t, 4t+1} as the k-step's (t, t+4) and {4t+2, 4t+3} as the
+            // next k-step's: one 128-bit load per 2 k-steps instead of four 32-bit loads.
+#pragma unroll
+            for (int kk = 0; kk < Tr::kHeadDimPad / 16; ++kk) {
+                FragA a[kMTiles][2];
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt) {
+                    const float* q_lo = sQ + (warp_row0 + mt * 16 + g) * Tr::kQKStride + kk * 16 + 4 * t;
+                    const float4 x0 = *reinterpret_cast<const float4*>(q_lo);                     // row g
+                    const float4 x1 = *reinterpret_cast<const float4*>(q_lo + 8 * Tr::kQKStride);  // row g + 8
+                    a[mt][0] = make_frag_a(x0.x, x1.x, x0.y, x1.y);
+                    a[mt][1] = make_frag_a(x0.z, x1.z, x0.w, x1.w);
+                }
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt) {
+                    const float4 y = *reinterpret_cast<const float4*>(sK + (nt * 8 + g) * Tr::kQKStride + kk * 16 + 4 * t);
+                    const FragB b0 = make_frag_b(y.x, y.y), b1 = make_frag_b(y.z, y.w);
+#pragma unroll
+                    for (int mt = 0; mt < kMTiles; ++mt) {
+                        mma_3xtf32(acc_s[mt][nt], a[mt][0], b0);
+                        mma_3xtf32(acc_s[mt][nt], a[mt][1], b1);
+                    }
+                }
+            }
+        } else {
+            // SIMT: each thread forms its own S elements as float4 dot products. Lanes with different t start at
+            // different float4 columns (rotation by t) so that the K reads of a quarter-warp hit distinct banks.
+            constexpr int kD4 = Tr::kHeadDimPad / 4;
+#pragma unroll 4
+            for (int kk = 0; kk < kD4; ++kk) {
+                int kc = kk + t;
+                if (kc >= kD4) kc -= kD4;
+                float4 x[kMTiles][2];
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        x[mt][h] = *reinterpret_cast<const float4*>(
+                            sQ + (warp_row0 + mt * 16 + h * 8 + g) * Tr::kQKStride + 4 * kc);
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                    for (int c = 0; c < 2; ++c) {
+                        const float4 y =
+                            *reinterpret_cast<const float4*>(sK + (nt * 8 + 2 * t + c) * Tr::kQKStride + 4 * kc);
+#pragma unroll
+                        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                            for (int h = 0; h < 2; ++h) {
+                                float& s = acc_s[mt][nt][2 * h + c];
+                                s = fmaf(x[mt][h].x, y.x, s);
+                                s = fmaf(x[mt][h].y, y.y, s);
+                                s = fmaf(x[mt][h].z, y.z, s);
+                                s = fmaf(x[mt][h].w, y.w, s);
+                            }
+                    }
+            }
+        }
+
+        // ---- mask (only tiles that straddle seqlen_k or the causal diagonal) and scale to log2 units -------------------
+        const bool need_mask = n0 + kBlockN > p.seqlen_k || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    float s = acc_s[mt][nt][e] * p.scale_log2;
+                    if (need_mask) {
+                        const int row = m0 + warp_row0 + mt * 16 + (e / 2) * 8 + g;
+                        const int col = n0 + nt * 8 + 2 * t + (e % 2);
+                        if (col >= p.seqlen_k || (kCausal && col > row + p.causal_offset)) s = kNegInf;
+                    }
+                    acc_s[mt][nt][e] = s;
+                }
+
+        // ---- online softmax: m_i, l_i, P = exp2(S - m_i), O_i *= exp2(m_old - m_new) ---------------------------------
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float row_max = m_i[mt][h];
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+                    row_max = fmaxf(row_max, fmaxf(acc_s[mt][nt][2 * h], acc_s[mt][nt][2 * h + 1]));
+                row_max = quad_max(row_max);
+                // A row that has seen only masked keys keeps m = -inf; subtract 0 instead so exp2 gives 0, not NaN.
+                const float m_use = row_max == kNegInf ? 0.f : row_max;
+                const float alpha = exp2_approx(m_i[mt][h] - m_use);
+                m_i[mt][h] = row_max;
+                float row_sum = 0.f;
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                    for (int c = 0; c < 2; ++c) {
+                        const float pij = exp2_approx(acc_s[mt][nt][2 * h + c] - m_use);
+                        acc_s[mt][nt][2 * h + c] = pij;
+                        row_sum += pij;
+                    }
+                l_i[mt][h] = l_i[mt][h] * alpha + row_sum;
+#pragma unroll
+                for (int nt = 0; nt < kNTilesO; ++nt) {
+                    acc_o[mt][nt][2 * h] *= alpha;
+                    acc_o[mt][nt][2 * h + 1] *= alpha;
+                }
+            }
+
+        cp_async_wait_all();
+        __syncthreads();  // V_j landed; every warp is done reading K_j
+        if (n_block > 0) {
+            load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, n0 - kBlockN, p.seqlen_k, k_vec);
+            cp_async_commit();
+        }
+
+        // ---- O_i[B_r][d] += P[B_r][B_c] @ V_j[B_c][d] -----------------------------------------------------------------
+        if (kMath == kMath3xTF32) {
+            // P's accumulator layout holds columns (2t, 2t+1) of each 8-key n-tile; the A operand wants k = (t, t+4).
+            // Relabel the summation index: logical k = t is key 2t and k = t + 4 is key 2t + 1, and read V's rows in
+            // the same order. No shuffles needed.
+#pragma unroll
+            for (int kc = 0; kc < kNTilesS; ++kc) {
+                FragA a[kMTiles];
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt)
+                    a[mt] = make_frag_a(acc_s[mt][kc][0], acc_s[mt][kc][2], acc_s[mt][kc][1], acc_s[mt][kc][3]);
+                const float* v_rows = sV + (kc * 8 + 2 * t) * Tr::kVStride + g;
+#pragma unroll
+                for (int nt = 0; nt < kNTilesO; ++nt) {
+                    const FragB b = make_frag_b(v_rows[nt * 8], v_rows[Tr::kVStride + nt * 8]);
+#pragma unroll
+                    for (int mt = 0; mt < kMTiles; ++mt) mma_3xtf32(acc_o[mt][nt], a[mt], b);
+                }
+            }
+        } else {
+            // SIMT: key j's probabilities live in lane (g, t_j) of the quad; broadcast them with shuffles.
+#pragma unroll
+            for (int kc = 0; kc < kNTilesS; ++kc)
+#pragma unroll
+                for (int tj = 0; tj < 4; ++tj)
+#pragma unroll
+                    for (int c = 0; c < 2; ++c) {
+                        float pj[kMTiles][2];
+#pragma unroll
+                        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                            for (int h = 0; h < 2; ++h)
+                                pj[mt][h] = __shfl_sync(0xffffffffu, acc_s[mt][kc][2 * h + c], (lane & ~3) | tj);
+                        const float* v_row = sV + (kc * 8 + 2 * tj + c) * Tr::kVStride + 2 * t;
+#pragma unroll
+                        for (int nt = 0; nt < kNTilesO; ++nt) {
+                            const float2 y = *reinterpret_cast<const float2*>(v_row + nt * 8);
+#pragma unroll
+                            for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                                for (int h = 0; h < 2; ++h) {
+                                    acc_o[mt][nt][2 * h] = fmaf(pj[mt][h], y.x, acc_o[mt][nt][2 * h]);
+                                    acc_o[mt][nt][2 * h + 1] = fmaf(pj[mt][h], y.y, acc_o[mt][nt][2 * h + 1]);
+                                }
+                        }
+                    }
+        }
+    }
+
+    // ---- epilogue: O_i / l_i and LSE = ln(sum exp(s * scale)) = (m_i + log2 l_i) * ln 2 ---------------------------------
+    float inv_l[kMTiles][2], lse_row[kMTiles][2];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float l = quad_sum(l_i[mt][h]);
+            const bool any = l > 0.f;  // false only for rows that see no key
+            inv_l[mt][h] = any ? 1.f / l : 0.f;
+            lse_row[mt][h] = any ? (m_i[mt][h] + log2_approx(l)) * 0.69314718055994531f : kNegInf;
+        }
+
+    // ---- write O_i (rows < seqlen_q, columns < d) and LSE; a thread holds rows warp_row0 + mt*16 + h*8 + g -----------
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = m0 + warp_row0 + mt * 16 + h * 8 + g;
+            if (row >= p.seqlen_q) continue;
+            float* o_row = o + row * p.o_row_stride;
+#pragma unroll
+            for (int nt = 0; nt < kNTilesO; ++nt) {
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+                    const int col = nt * 8 + 2 * t + c;
+                    if (col < kHeadDim) o_row[col] = acc_o[mt][nt][2 * h + c] * inv_l[mt][h];
+                }
+            }
+            if (lse != nullptr && t == 0) lse[row] = lse_row[mt][h];
+        }
+    }
+}
+
+}  // namespace fa_jit

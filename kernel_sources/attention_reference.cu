@@ -1,0 +1,77 @@
+// Reference attention forward: plainly correct, not fast. Used to validate the fast kernels before timing them.
+//
+//   template <typename T, bool kCausal>
+//   __global__ void attention_reference(const __grid_constant__ AttentionParams p);
+//   T in {float, fa_jit::half_t, fa_jit::bf16_t}; head_dim is read at run time from p.head_dim (1..256).
+//
+// Name expression:  fa_jit::attention_reference<float, false>   (or <fa_jit::half_t, true>, <fa_jit::bf16_t, …>)
+// Launch:           grid (ceil(seqlen_q / 128), heads_q, batch), block 128 threads, no dynamic shared memory.
+//
+// One thread per query row, float64 throughout, two passes over the keys (row max, then sum and P @ V):
+//   s_j = scale * q . k_j    for visible keys j (j < seqlen_k and, if causal, j <= i + causal_offset)
+//   m = max_j s_j,  l = sum_j exp(s_j - m),  o = sum_j exp(s_j - m) v_j / l,  lse = m + log(l)
+// A row that sees no key gets o = 0 and lse = -inf. O is rounded once to T; LSE is written as float.
+#pragma once
+
+#include "attention_params.cuh"
+#include "dtypes.cuh"
+
+namespace fa_jit {
+
+constexpr int kReferenceThreads = 128;
+constexpr int kReferenceMaxHeadDim = 256;
+
+template <typename T, bool kCausal>
+__global__ void __launch_bounds__(kReferenceThreads) attention_reference(const __grid_constant__ AttentionParams p) {
+    const int row = blockIdx.x * kReferenceThreads + threadIdx.x;
+    const int head = blockIdx.y;
+    const int batch = blockIdx.z;
+    if (row >= p.seqlen_q) return;
+    const int head_kv = head / p.group_size;
+    const int d = p.head_dim;
+
+    const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride + row * p.q_row_stride;
+    const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
+    const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
+    T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + row * p.o_row_stride;
+
+    // Keys [0, n_visible) are visible to this row.
+    long long last = kCausal ? static_cast<long long>(row) + p.causal_offset : static_cast<long long>(p.seqlen_k) - 1;
+    if (last > p.seqlen_k - 1) last = p.seqlen_k - 1;
+    const int n_visible = last < 0 ? 0 : static_cast<int>(last + 1);
+
+    double q_row[kReferenceMaxHeadDim];
+    double acc[kReferenceMaxHeadDim];
+    for (int c = 0; c < d; ++c) {
+        q_row[c] = static_cast<double>(to_float(q[c]));
+        acc[c] = 0.0;
+    }
+    auto score = [&](int j) {
+        const T* k_row = k + j * p.k_row_stride;
+        double s = 0.0;
+        for (int c = 0; c < d; ++c) s += q_row[c] * static_cast<double>(to_float(k_row[c]));
+        return s * static_cast<double>(p.scale);
+    };
+
+    double m = neg_inf_f64();
+    for (int j = 0; j < n_visible; ++j) {
+        const double s = score(j);
+        m = s > m ? s : m;
+    }
+    double l = 0.0;
+    for (int j = 0; j < n_visible; ++j) {
+        const double pj = exp(score(j) - m);
+        l += pj;
+        const T* v_row = v + j * p.v_row_stride;
+        for (int c = 0; c < d; ++c) acc[c] += pj * static_cast<double>(to_float(v_row[c]));
+    }
+
+    const double inv_l = l > 0.0 ? 1.0 / l : 0.0;
+    for (int c = 0; c < d; ++c) o[c] = from_float<T>(static_cast<float>(acc[c] * inv_l));
+    if (p.lse != nullptr) {
+        p.lse[(static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q + row] =
+            l > 0.0 ? static_cast<float>(m + log(l)) : neg_inf_f32();
+    }
+}
+
+}  // namespace fa_jit

@@ -1,0 +1,152 @@
+// attention(): validate -> kernel spec -> in-memory table -> (miss) disk cache -> (miss) NVRTC -> load -> launch.
+// The hot path (an in-memory hit) fills a params struct and launches: no allocation, no global lock.
+#include "attention_params.cuh"
+#include "attention/fp32_traits.hpp"
+#include "cache/kernel_table.hpp"
+#include "driver/driver_api.hpp"
+#include "fa_jit/attention.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace fa_jit {
+namespace {
+
+// Everything that selects a kernel for a call. Sequence lengths enter through their buckets only, so that
+// every length of one bucket shares a kernel.
+struct ProblemKey {
+    CUcontext context;
+    DType dtype;
+    int head_dim;
+    bool causal;
+    int seqlen_q_bucket, seqlen_k_bucket;
+    TileConfig tile;  // the caller's override, or empty
+    bool operator==(const ProblemKey& o) const noexcept {
+        return context == o.context && dtype == o.dtype && head_dim == o.head_dim && causal == o.causal &&
+               seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket && tile == o.tile;
+    }
+};
+struct ProblemKeyHash {
+    std::size_t operator()(const ProblemKey& k) const noexcept {
+        std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
+        for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.seqlen_q_bucket,
+                      k.seqlen_k_bucket, k.tile.block_m, k.tile.block_n, k.tile.warps})
+            h = h * 1000003u ^ static_cast<std::size_t>(v);
+        return h;
+    }
+};
+
+struct LoadedAttention {
+    AttentionKernelSpec spec;
+    Kernel kernel;
+};
+
+// Powers of two, so that the tuned configuration of a length class applies to the whole class.
+int bucket(int n) {
+    int b = 128;
+    while (b < n && b < 16384) b *= 2;
+    return b;
+}
+
+CUcontext current_context() {
+    CUcontext context = nullptr;
+    FA_JIT_CU(cuCtxGetCurrent, &context);
+    if (!context) {
+        current_device();  // makes device 0's primary context current
+        FA_JIT_CU(cuCtxGetCurrent, &context);
+    }
+    return context;
+}
+
+const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig& tile) {
+    static cache::KernelTable<ProblemKey, LoadedAttention, ProblemKeyHash> table;
+    const ProblemKey key{current_context(), a.dtype,           a.head_dim, a.causal,
+                         bucket(a.seqlen_q), bucket(a.seqlen_k), tile};
+    return table.get(key, [&] {
+        LoadedAttention l;
+        l.spec.dtype = a.dtype;
+        l.spec.head_dim = a.head_dim;
+        l.spec.causal = a.causal;
+        l.spec.tile = tile.empty() ? choose_tile_config(current_device(), {a.dtype, a.head_dim, a.causal, a.seqlen_q,
+                                                                           a.seqlen_k})
+                                   : tile;
+        l.kernel = attention_kernel(l.spec);
+        return l;
+    });
+}
+
+AttentionParams make_params(const AttentionArgs& a) {
+    AttentionParams p{};
+    p.q = a.q;
+    p.k = a.k;
+    p.v = a.v;
+    p.o = a.o;
+    p.lse = a.lse;
+    p.q_batch_stride = a.q_strides.batch, p.q_head_stride = a.q_strides.head, p.q_row_stride = a.q_strides.row;
+    p.k_batch_stride = a.k_strides.batch, p.k_head_stride = a.k_strides.head, p.k_row_stride = a.k_strides.row;
+    p.v_batch_stride = a.v_strides.batch, p.v_head_stride = a.v_strides.head, p.v_row_stride = a.v_strides.row;
+    p.o_batch_stride = a.o_strides.batch, p.o_head_stride = a.o_strides.head, p.o_row_stride = a.o_strides.row;
+    p.batch = a.batch;
+    p.heads_q = a.heads_q;
+    p.heads_kv = a.heads_kv;
+    p.group_size = a.heads_q / a.heads_kv;
+    p.seqlen_q = a.seqlen_q;
+    p.seqlen_k = a.seqlen_k;
+    p.head_dim = a.head_dim;
+    p.scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
+    p.scale_log2 = p.scale * 1.4426950408889634f;  // log2(e)
+    p.causal_offset = a.seqlen_k - a.seqlen_q;
+    return p;
+}
+
+bool empty_problem(const AttentionArgs& a) { return a.batch == 0 || a.heads_q == 0 || a.seqlen_q == 0; }
+
+void check_tile(const TileConfig& tile, int head_dim) {
+    if (!tile.empty() && !fp32_kernels::legal(tile.block_m, tile.block_n, tile.warps, head_dim))
+        throw InvalidArgument("tile", "a configuration listed by tile_configs(dtype, head_dim)", tile.to_string());
+}
+
+}  // namespace
+
+Kernel attention_kernel(const AttentionKernelSpec& spec) {
+    check_tile(spec.tile, spec.head_dim);
+    const std::string expression = spec.name_expression();
+    return get_kernel(attention_compile_request(spec, ""), expression);
+}
+
+void attention(const AttentionArgs& args, CUstream stream, const TileConfig& tile) {
+    validate(args);
+    check_tile(tile, args.head_dim);
+    if (empty_problem(args)) return;
+    const LoadedAttention& l = loaded_attention(args, tile);
+    const unsigned query_tiles = static_cast<unsigned>((args.seqlen_q + l.spec.tile.block_m - 1) / l.spec.tile.block_m);
+    const AttentionParams params = make_params(args);
+    launch(l.kernel,
+           {{query_tiles, static_cast<unsigned>(args.heads_q), static_cast<unsigned>(args.batch)},
+            {static_cast<unsigned>(l.spec.threads())},
+            l.spec.shared_bytes(),
+            stream},
+           params);
+}
+
+void attention_reference(const AttentionArgs& args, CUstream stream) {
+    validate(args);
+    if (empty_problem(args)) return;
+    constexpr unsigned kThreads = 128;  // kReferenceThreads in attention_reference.cu
+    CompileRequest request;
+    request.source = kernel_source("attention_reference.cu");
+    const std::string expression = std::string("fa_jit::attention_reference<float, ") +
+                                   (args.causal ? "true" : "false") + ">";
+    request.name_expressions = {expression};
+    const Kernel kernel = get_kernel(request, expression);
+    const AttentionParams params = make_params(args);
+    launch(kernel,
+           {{(static_cast<unsigned>(args.seqlen_q) + kThreads - 1) / kThreads, static_cast<unsigned>(args.heads_q),
+             static_cast<unsigned>(args.batch)},
+            {kThreads},
+            0,
+            stream},
+           params);
+}
+
+}  // namespace fa_jit

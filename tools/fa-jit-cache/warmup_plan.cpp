@@ -1,0 +1,162 @@
+// Which kernels warmup compiles: archs x dtypes x head dims x causal x (default config | every config).
+#include "commands.hpp"
+#include "common/text.hpp"
+#include "warmup.hpp"
+
+#include "fa_jit/jit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace fa_jit::tools {
+namespace {
+
+// "sm_90a" -> 90, "compute_80" -> 80: the compute capability default_tile_config() is keyed by.
+int cc_from_arch(const std::string& arch) {
+    int cc = 0;
+    for (char c : arch.substr(arch.find('_') + 1))
+        if (std::isdigit(static_cast<unsigned char>(c))) cc = cc * 10 + (c - '0');
+    return cc;
+}
+
+// Rejects archs this NVRTC cannot compile for, before any work; skipped when NVRTC is missing (every item then
+// fails with NVRTC's own message).
+void check_supported(const std::string& arch) {
+    std::vector<int> supported;
+    try {
+        supported = nvrtc_supported_archs();
+    } catch (const CompileError&) {
+        return;
+    }
+    if (supported.empty() || std::find(supported.begin(), supported.end(), cc_from_arch(arch)) != supported.end())
+        return;
+    std::string list;
+    for (int a : supported) list += fmt::format("{}sm_{}", list.empty() ? "" : " ", a);
+    throw UsageError(fmt::format("--arch {}: NVRTC {}.{} cannot compile for it (it supports: {})", arch,
+                                 nvrtc_version() / 1000, nvrtc_version() % 1000 / 10, list));
+}
+
+std::vector<DType> parse_dtypes(const std::string& text) {
+    std::vector<DType> out;
+    for (const std::string& name : split_list(text)) {
+        try {
+            const DType d = parse_dtype(name);
+            if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+        } catch (const InvalidArgument&) {
+            throw UsageError(fmt::format("--dtype '{}': expected fp32, fp16 or bf16", name));
+        }
+    }
+    if (out.empty()) throw UsageError("--dtype: expected at least one of fp32, fp16, bf16");
+    return out;
+}
+
+std::vector<int> parse_head_dims(const std::string& text) {
+    std::vector<int> out;
+    for (const std::string& item : split_list(text)) {
+        std::size_t used = 0;
+        int d = 0;
+        try {
+            d = std::stoi(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != item.size() || d <= 0)
+            throw UsageError(fmt::format("--head-dim '{}': expected positive integers such as 64,128", item));
+        if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+    }
+    if (out.empty()) throw UsageError("--head-dim: expected at least one head dimension");
+    return out;
+}
+
+std::vector<bool> parse_causal(const std::string& text) {
+    if (text == "both") return {false, true};
+    if (text == "yes") return {true};
+    if (text == "no") return {false};
+    throw UsageError(fmt::format("--causal '{}': expected both, yes or no", text));
+}
+
+}  // namespace
+
+std::vector<std::string> warmup_archs(const std::string& archs_option) {
+    std::vector<std::string> archs;
+    const auto add = [&](std::string a) {
+        if (std::find(archs.begin(), archs.end(), a) == archs.end()) archs.push_back(std::move(a));
+    };
+    if (archs_option.empty()) {
+        const int n = device_count();
+        if (n == 0)
+            throw UsageError(fmt::format(
+                "no CUDA device found ({}), so there is no arch to compile for: name them with --arch, e.g. "
+                "--arch sm_80,sm_90a",
+                driver_version() ? "the driver reports 0 devices" : "no CUDA driver"));
+        for (int i = 0; i < n; ++i) {
+            const DeviceInfo& d = use_device(i);
+            add(target_arch(d.cc_major, d.cc_minor));
+        }
+        return archs;
+    }
+    for (const std::string& given : split_list(archs_option)) {
+        std::string arch;
+        try {
+            arch = parse_arch(given);
+        } catch (const InvalidArgument& e) {
+            throw UsageError(fmt::format("--arch '{}': invalid arch; expected e.g. sm_80, sm_90a or compute_90",
+                                         given));
+        }
+        check_supported(arch);
+        add(arch);
+    }
+    if (archs.empty()) throw UsageError("--arch: expected at least one arch, e.g. sm_80");
+    return archs;
+}
+
+std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vector<std::string>& archs) {
+    if (options.seqlen <= 0) throw UsageError(fmt::format("--seqlen {}: expected a positive length", options.seqlen));
+    const std::vector<DType> dtypes = parse_dtypes(options.dtypes);
+    const std::vector<int> head_dims = parse_head_dims(options.head_dims);
+    const std::vector<bool> causals = parse_causal(options.causal);
+
+    std::vector<WarmupItem> items;
+    const auto add = [&](WarmupItem item) {
+        for (const auto& i : items)
+            if (i.arch == item.arch && i.spec == item.spec) return;
+        items.push_back(std::move(item));
+    };
+    for (const std::string& arch : archs)
+        for (DType dtype : dtypes)
+            for (int d : head_dims) {
+                const std::vector<TileConfig> configs = tile_configs(dtype, d);
+                if (configs.empty())
+                    throw UsageError(fmt::format("no attention kernel for --dtype {} with --head-dim {}",
+                                                 fa_jit::to_string(dtype), d));
+                for (bool causal : causals) {
+                    const ProblemClass problem{dtype, d, causal, options.seqlen, options.seqlen};
+                    const TileConfig chosen = default_tile_config(cc_from_arch(arch), problem);
+                    if (options.all_configs) {
+                        for (const TileConfig& tile : configs)
+                            add({arch, {dtype, d, causal, tile}, tile == chosen});
+                    } else {
+                        add({arch, {dtype, d, causal, chosen}, true});
+                    }
+                }
+            }
+    return items;
+}
+
+std::string describe(const WarmupItem& item) {
+    return fmt::format("{} {} d{} {} {}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
+                       item.spec.causal ? "causal" : "full", item.spec.tile.to_string());
+}
+
+const char* to_string(WarmupStatus status) {
+    switch (status) {
+        case WarmupStatus::compiled: return "compiled";
+        case WarmupStatus::cached: return "cached";
+        case WarmupStatus::failed: return "failed";
+    }
+    return "?";
+}
+
+}  // namespace fa_jit::tools
