@@ -1,6 +1,7 @@
 // FlashAttention-2 forward pass in fp32 (Dao 2023, Algorithm 1), compiled at run time by NVRTC.
 //
-//   template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32>
+//   template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
+//             int kMinBlocksPerSm = 1>
 //   __global__ void attention_fwd_fp32(const __grid_constant__ AttentionParams p);
 //
 //   kBlockM  B_r: query rows per block; a multiple of 16 * kNWarps (each warp owns kBlockM / kNWarps rows).
@@ -11,8 +12,12 @@
 //   kMath    kMath3xTF32 (default): tensor-core mma.sync m16n8k8 TF32 with the 3xTF32 split
 //              (a = a_big + a_small; a*b ~ a_big*b_big + a_big*b_small + a_small*b_big), about fp32 accuracy;
 //            kMathSimt: plain fp32 FMAs on CUDA cores (slower; a fallback and an accuracy cross-check).
+//   kMinBlocksPerSm  second __launch_bounds__ argument: ptxas keeps registers <= 64K / (32 * kNWarps * this).
+//            1 (default) lets ptxas use up to 255 registers; without it ptxas picks its own occupancy target and
+//            spills a few bytes in some shapes (e.g. 168 registers for 128 threads). Larger values trade registers
+//            for occupancy; keep configs whose -Xptxas -v shows 0 spill bytes.
 //
-// Name expression:  fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 1>
+// Name expression:  fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 1, 1>   (always render all 7 arguments)
 // Launch:           grid (ceil(seqlen_q / kBlockM), heads_q, batch), block kNWarps * 32,
 //                   dynamic shared memory = AttentionFwdFp32Traits<...>::kSmemBytes (over 48 KB: raise the limit).
 // Requires sm_80+ (cp.async, tf32 mma). seqlen_q must be >= 1 (a grid of 0 blocks cannot be launched).
@@ -197,8 +202,9 @@ __device__ __forceinline__ bool aligned16(const void* ptr, long long s0, long lo
 // ================================================================================================================
 // The kernel
 // ================================================================================================================
-template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32>
-__global__ void __launch_bounds__(kNWarps * 32)
+template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
+          int kMinBlocksPerSm = 1>
+__global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     attention_fwd_fp32(const __grid_constant__ AttentionParams p) {
     using namespace fp32_detail;
     const float kNegInf = neg_inf_f32();

@@ -242,24 +242,36 @@ Kernel get_kernel(const CompileRequest& request, std::string_view name_expressio
 // Checks the config against the device and the arguments against the kernel's parameter layout, then launches.
 // `given` holds each argument's offset (as packed by the caller) and size. Throws InvalidArgument before the GPU
 // sees anything wrong; throws CudaError if the launch itself fails.
-void launch_packed(const Kernel& kernel, LaunchConfig config, const KernelParam* given, void** args,
+void launch_packed(const Kernel& kernel, const LaunchConfig& config, const KernelParam* given, void** args,
                    std::size_t count);
 
-// Typed launcher: launch(kernel, {grid, block, shared, stream}, args...). Arguments must be trivially copyable;
-// each is checked against the kernel's parameter sizes (and offsets) when the driver reports them.
+// The void*[] that cuLaunchKernel takes, with each argument's offset and size as the kernel's parameter block
+// will hold them. Arguments must be trivially copyable; `args` points into the caller's values.
+template <std::size_t N>
+struct PackedArguments {
+    void* args[N == 0 ? 1 : N];
+    KernelParam layout[N == 0 ? 1 : N];
+    static constexpr std::size_t count = N;
+};
+
 template <typename... Args>
-void launch(const Kernel& kernel, LaunchConfig config, const Args&... args) {
+PackedArguments<sizeof...(Args)> pack_arguments(const Args&... args) {
     static_assert((std::is_trivially_copyable_v<Args> && ...), "kernel arguments must be trivially copyable");
-    constexpr std::size_t n = sizeof...(Args);
-    void* pointers[n == 0 ? 1 : n] = {const_cast<void*>(static_cast<const void*>(&args))...};
-    KernelParam given[n == 0 ? 1 : n];
+    PackedArguments<sizeof...(Args)> packed{{const_cast<void*>(static_cast<const void*>(&args))...}, {}};
     std::size_t offset = 0, i = 0;
-    // The C++ ABI lays kernel parameters out like struct members: each aligned to its own alignment.
-    ((offset = (offset + alignof(Args) - 1) / alignof(Args) * alignof(Args), given[i++] = {offset, sizeof(Args)},
-      offset += sizeof(Args)),
+    // A parameter block is laid out like a struct: each parameter at the next multiple of its alignment.
+    ((offset = (offset + alignof(Args) - 1) / alignof(Args) * alignof(Args),
+      packed.layout[i++] = {offset, sizeof(Args)}, offset += sizeof(Args)),
      ...);
-    (void)offset;
-    launch_packed(kernel, config, given, pointers, n);
+    return packed;
+}
+
+// Typed launcher: launch(kernel, {grid, block, shared, stream}, args...). Each argument is checked against the
+// kernel's parameter sizes and offsets when the driver reports them.
+template <typename... Args>
+void launch(const Kernel& kernel, const LaunchConfig& config, const Args&... args) {
+    auto packed = pack_arguments(args...);
+    launch_packed(kernel, config, packed.layout, packed.args, packed.count);
 }
 
 }  // namespace fa_jit

@@ -385,7 +385,8 @@ std::string prepare_directory(const fs::path& dir) {
             dir.string(), st.st_uid, ::geteuid());
     if (st.st_mode & (S_IWGRP | S_IWOTH))
         return fmt::format(
-            "{} is writable by other users (mode {:04o}: group- or world-writable); code from it could be anyone's, so it is not trusted. "
+            "{} is writable by other users (mode {:04o}: group- or world-writable); code from it could be "
+            "anyone's, so it is not trusted. "
             "Fix with: chmod 700 {}",
             dir.string(), st.st_mode & 07777, dir.string());
     if (::access(dir.c_str(), W_OK | X_OK) != 0)
@@ -578,7 +579,8 @@ std::optional<Compiled> DiskCache::load(const CacheKey& key, const std::string& 
     Entry entry;
     std::string problem = read_entry(fd.get(), static_cast<std::uint64_t>(st.st_size), true, entry);
     if (problem.empty() && entry.meta.key_hex != key.hex())
-        problem = fmt::format("it holds the entry of key {} (renamed or copied from another file?)", entry.meta.key_hex);
+        problem =
+            fmt::format("it holds the entry of key {} (renamed or copied from another file?)", entry.meta.key_hex);
     if (problem.empty() && entry.meta.arch != arch)
         problem = fmt::format("it was compiled for {}, {} was requested", entry.meta.arch, arch);
     if (!problem.empty()) {

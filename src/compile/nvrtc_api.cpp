@@ -11,11 +11,6 @@
 #include <vector>
 
 namespace fa_jit {
-
-CompileError::CompileError(std::string kernel, std::vector<std::string> options, std::string log,
-                           std::string message)
-    : Error(std::move(message)), kernel_(std::move(kernel)), options_(std::move(options)), log_(std::move(log)) {}
-
 namespace nvrtc {
 namespace {
 

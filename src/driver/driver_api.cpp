@@ -10,14 +10,6 @@
 #include <string>
 
 namespace fa_jit {
-
-CudaError::CudaError(std::string call, int result, std::string result_name, std::string message, std::string where)
-    : Error(call + " failed: " + result_name + ": " + message + (where.empty() ? "" : " (at " + where + ")")),
-      call_(std::move(call)),
-      result_(result),
-      result_name_(std::move(result_name)),
-      where_(std::move(where)) {}
-
 namespace driver {
 namespace {
 

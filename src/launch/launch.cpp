@@ -1,6 +1,7 @@
 // launch_packed(): every check that can be made on the host runs before cuLaunchKernel, so a wrong launch is an
 // InvalidArgument naming what is wrong instead of a fault on the GPU.
 #include "driver/driver_api.hpp"
+#include "launch/checks.hpp"
 #include "fa_jit/jit.hpp"
 
 #include <string>
@@ -38,11 +39,12 @@ void check_config(const Kernel& kernel, const LaunchConfig& c) {
                               std::to_string(shared));
 }
 
-void check_arguments(const Kernel& kernel, const KernelParam* given, std::size_t count) {
-    if (!kernel.params_known()) return;
-    const std::vector<KernelParam>& expected = kernel.params();
+}  // namespace
+
+void check_kernel_arguments(const std::vector<KernelParam>& expected, const KernelParam* given, std::size_t count,
+                            const std::string& kernel_name) {
     if (count != expected.size())
-        throw InvalidArgument("kernel arguments", std::to_string(expected.size()) + " for " + kernel.name(),
+        throw InvalidArgument("kernel arguments", std::to_string(expected.size()) + " for " + kernel_name,
                               std::to_string(count));
     for (std::size_t i = 0; i < count; ++i) {
         if (given[i].size != expected[i].size)
@@ -55,12 +57,10 @@ void check_arguments(const Kernel& kernel, const KernelParam* given, std::size_t
     }
 }
 
-}  // namespace
-
-void launch_packed(const Kernel& kernel, LaunchConfig config, const KernelParam* given, void** args,
+void launch_packed(const Kernel& kernel, const LaunchConfig& config, const KernelParam* given, void** args,
                    std::size_t count) {
     if (!kernel) throw InvalidArgument("kernel", "a loaded kernel", "an empty Kernel");
-    check_arguments(kernel, given, count);
+    if (kernel.params_known()) check_kernel_arguments(kernel.params(), given, count, kernel.name());
     check_config(kernel, config);
     FA_JIT_CU(cuLaunchKernel, kernel.get(), config.grid.x, config.grid.y, config.grid.z, config.block.x,
               config.block.y, config.block.z, static_cast<unsigned>(config.shared_bytes), config.stream, args,

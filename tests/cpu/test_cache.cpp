@@ -189,7 +189,10 @@ TEST_CASE("cache key changes when any one input changes, and only then", "[cache
         vary("header text", [](CompileRequest& r) { r.source.headers[1].text = "struct Tile { int x; };\n"; });
         vary("header name", [](CompileRequest& r) { r.source.headers[1].name = "tile2.cuh"; });
         vary("header added", [](CompileRequest& r) { r.source.headers.push_back({"x.cuh", ""}); });
-        vary("name expression", [](CompileRequest& r) { r.name_expressions[0].replace(r.name_expressions[0].find("64"), 2, "32"); });
+        vary("name expression", [](CompileRequest& r) {
+            auto& e = r.name_expressions[0];
+            e.replace(e.find("64"), 2, "32");
+        });
         vary("name expression added", [](CompileRequest& r) { r.name_expressions.push_back("k2"); });
         vary("option", [](CompileRequest& r) { r.options[1] = "-DFA_JIT_X=2"; });
         vary("option added", [](CompileRequest& r) { r.options.push_back("-G"); });
@@ -357,7 +360,8 @@ TEST_CASE("cache degrades to no cache when the directory cannot be written", "[c
 
     SECTION("writes fail mid-entry, as on a full disk") {
         // RLIMIT_FSIZE makes write() fail with EFBIG past a size (SIGXFSZ ignored), for root too: a real failed
-        // write in the middle of an entry, like ENOSPC, without filling a file system.
+        // write in the middle of an entry, like ENOSPC, without filling a file system. (While it is lowered, a
+        // line to a stderr redirected into a large file could be lost; nothing else writes files meanwhile.)
         DiskCache cache(config_for(tmp.path()));
         REQUIRE(cache.usable());
         rlimit saved{};
