@@ -29,6 +29,7 @@
 // __shfl_xor_sync steps (xor 1, xor 2).
 #pragma once
 
+#include "attention_fp32_layout.cuh"
 #include "attention_params.cuh"
 #include "dtypes.cuh"
 
@@ -51,23 +52,17 @@ struct AttentionFwdFp32Traits {
     static constexpr int kWarpRows = kBlockM / kNWarps;  // query rows owned by one warp
     static constexpr int kMTiles = kWarpRows / 16;       // 16-row m-tiles per warp
     static constexpr int kNTilesS = kBlockN / 8;         // 8-column n-tiles of S = Q K^T
-    // Q and K are read 16 columns (4 float4) at a time, so the on-chip head dim is rounded up to 16; padding is 0.
-    static constexpr int kHeadDimPad = (kHeadDim + 15) / 16 * 16;
+    static constexpr int kHeadDimPad = fp32_layout::head_dim_pad(kHeadDim);
     static constexpr int kNTilesO = kHeadDimPad / 8;  // 8-column n-tiles of O
 
-    // Shared-memory row strides in floats, chosen so that fragment loads hit 32 distinct banks:
-    //  - Q, K are read as float4 at (row g, column 4t): a quarter-warp (8 lanes, g in {0,1}) must cover all 32 banks,
-    //    so the row stride must be 16 (mod 32).
-    //  - V is read as scalars at (row 2t + c, column g): 8 * (stride / 4) * t + g must be distinct (mod 32) over
-    //    t in 0..3, g in 0..7, so stride / 4 must be odd.
-    static constexpr int kQKStride = kHeadDimPad % 32 == 16 ? kHeadDimPad : kHeadDimPad + 16;
-    static constexpr int kVStride = kHeadDimPad + 4;
+    static constexpr int kQKStride = fp32_layout::qk_stride(kHeadDim);  // bank-conflict-free strides: see the layout
+    static constexpr int kVStride = fp32_layout::v_stride(kHeadDim);
 
     static constexpr int kSmemQFloats = kBlockM * kQKStride;
     static constexpr int kSmemKFloats = kBlockN * kQKStride;
     static constexpr int kSmemVFloats = kBlockN * kVStride;
-    // One buffer each for Q_i, K_j, V_j: the load of V_j overlaps S = Q K_j^T and the load of K_{j-1} overlaps P V_j.
     static constexpr int kSmemBytes = 4 * (kSmemQFloats + kSmemKFloats + kSmemVFloats);
+    static_assert(kSmemBytes == fp32_layout::smem_bytes(kBlockM, kBlockN, kHeadDim), "host and kernel disagree");
 
     static_assert(kNWarps >= 1 && kNWarps <= 16, "kNWarps must be in 1..16 (at most 512 threads)");
     static_assert(kBlockM % (16 * kNWarps) == 0, "kBlockM must be a multiple of 16 * kNWarps (16-row mma tiles)");

@@ -84,7 +84,7 @@ struct AttentionKernelSpec {
     TileConfig tile;
 
     std::string source_name() const;      // the kernel_sources/ file
-    std::string name_expression() const;  // e.g. "fa_jit::attention_fwd_fp32<64, 64, 128, 4, false>"
+    std::string name_expression() const;  // e.g. "fa_jit::attention_fwd_fp32<128, 32, 128, 4, false, 1, 1>"
     int threads() const;
     std::size_t shared_bytes() const;     // dynamic shared memory per block
     bool operator==(const AttentionKernelSpec& o) const noexcept {

@@ -1,7 +1,7 @@
 // attention(): validate -> kernel spec -> in-memory table -> (miss) disk cache -> (miss) NVRTC -> load -> launch.
 // The hot path (an in-memory hit) fills a params struct and launches: no allocation, no global lock.
 #include "attention_params.cuh"
-#include "attention/fp32_traits.hpp"
+#include "attention_fp32_layout.cuh"
 #include "cache/kernel_table.hpp"
 #include "driver/driver_api.hpp"
 #include "fa_jit/attention.hpp"
@@ -102,7 +102,7 @@ AttentionParams make_params(const AttentionArgs& a) {
 bool empty_problem(const AttentionArgs& a) { return a.batch == 0 || a.heads_q == 0 || a.seqlen_q == 0; }
 
 void check_tile(const TileConfig& tile, int head_dim) {
-    if (!tile.empty() && !fp32_kernels::legal(tile.block_m, tile.block_n, tile.warps, head_dim))
+    if (!tile.empty() && !fp32_layout::legal(tile.block_m, tile.block_n, tile.warps, head_dim))
         throw InvalidArgument("tile", "a configuration listed by tile_configs(dtype, head_dim)", tile.to_string());
 }
 

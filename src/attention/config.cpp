@@ -1,5 +1,5 @@
 // Tile configurations: the legal space, the built-in choice, and the tuning file that overrides it.
-#include "attention/fp32_traits.hpp"
+#include "attention_fp32_layout.cuh"
 #include "cache/disk_cache.hpp"
 #include "fa_jit/attention.hpp"
 #include "util/log.hpp"
@@ -21,20 +21,43 @@ std::vector<TileConfig> tile_configs(DType dtype, int head_dim) {
     for (int block_m : {16, 32, 64, 128})
         for (int block_n : {16, 32, 64, 128})
             for (int warps : {1, 2, 4, 8})
-                if (fp32_kernels::legal(block_m, block_n, warps, head_dim)) out.push_back({block_m, block_n, warps});
+                if (fp32_layout::legal(block_m, block_n, warps, head_dim)) out.push_back({block_m, block_n, warps});
     return out;
 }
 
+namespace {
+
+// Shared memory a block may opt into, by compute capability (CUDA programming guide, "compute capabilities").
+std::size_t max_shared_bytes(int cc) {
+    if (cc == 80 || cc == 87) return 163 * 1024;
+    if (cc == 90 || cc == 100 || cc == 103) return 227 * 1024;
+    return 99 * 1024;  // 8.6, 8.9, 12.x and anything unknown: the smallest of the sm_80+ parts
+}
+
+// Candidates in order of preference; the first that fits the device's shared memory wins. Figures measured on an
+// H200 at 16k tokens (bench/NOTES.md): TFLOP/s of the 3xTF32 kernel.
+std::vector<TileConfig> preferences(const ProblemClass& p) {
+    if (p.head_dim <= 64)
+        // 128 query rows x 64 keys: 77 KB, 230 registers, 61 TFLOP/s. Causal prefers 64-row tiles (53 TFLOP/s): the
+        // diagonal tile wastes half its work, and smaller tiles waste less.
+        return p.causal ? std::vector<TileConfig>{{64, 64, 4}, {64, 32, 4}}
+                        : std::vector<TileConfig>{{128, 64, 4}, {64, 64, 4}, {64, 32, 4}};
+    if (p.head_dim <= 128)
+        // Non-causal: 128 x 32 over 4 warps (107 KB, 254 registers, 60 TFLOP/s). Causal: 8 warps on 128 x 64
+        // (141 KB, 196 registers, 53 TFLOP/s); <128, 32, 128, 4, causal> spills.
+        return p.causal ? std::vector<TileConfig>{{128, 64, 8}, {64, 64, 4}, {64, 32, 4}}
+                        : std::vector<TileConfig>{{128, 32, 4}, {64, 64, 4}, {64, 32, 4}};
+    // d > 128: 8 warps on 128 x 32 needs 203 KB (sm_90: 57 TFLOP/s); 64 x 32 over 4 warps (135 KB) elsewhere.
+    return {{128, 32, 8}, {64, 32, 4}, {32, 32, 2}, {16, 16, 1}};
+}
+
+}  // namespace
+
 TileConfig default_tile_config(int cc, const ProblemClass& problem) {
-    (void)cc;  // one table serves sm_80 and sm_90 for the fp32 family (both have >= 163 KB of shared memory)
-    // 64 query rows per block over 4 warps: each warp owns one 16-row mma tile; 64 rows keep (seqlen / 64) * heads
-    // blocks enough to fill 132 SMs at the 16k-token protocol shapes.
-    if (problem.head_dim <= 64) return {64, 64, 4};
-    // d <= 128: the same tile; Q + K + V tiles take 4 * (64 * 144 + 64 * 144 + 64 * 132) = 107 KB, two blocks per SM
-    // on sm_90 (227 KB).
-    if (problem.head_dim <= 128) return {64, 64, 4};
-    // d > 128: halve B_c so that Q + K + V stay near 100 KB and the per-thread O accumulator fits without spilling.
-    return {64, 32, 4};
+    const std::vector<TileConfig> candidates = preferences(problem);
+    for (const TileConfig& t : candidates)
+        if (fp32_layout::smem_bytes(t.block_m, t.block_n, problem.head_dim) <= max_shared_bytes(cc)) return t;
+    return candidates.back();
 }
 
 namespace {
@@ -84,7 +107,7 @@ TileConfig choose_tile_config(const DeviceInfo& device, const ProblemClass& prob
     const auto it = tuning["configs"].find(tuning_key(device, problem));
     if (it == tuning["configs"].end() || !it->is_string()) return fallback;
     const std::optional<TileConfig> tuned = parse_tile(it->get<std::string>());
-    if (!tuned || !fp32_kernels::legal(tuned->block_m, tuned->block_n, tuned->warps, problem.head_dim)) {
+    if (!tuned || !fp32_layout::legal(tuned->block_m, tuned->block_n, tuned->warps, problem.head_dim)) {
         log::warn_once("tuning-entry", fmt::format("ignoring illegal tuned config '{}' in {}", it->dump(),
                                                    tuning_file_path()));
         return fallback;

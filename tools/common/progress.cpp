@@ -28,10 +28,11 @@ void Progress::item_done(const std::string& text) {
         std::fprintf(stderr, "[%zu/%zu] %s\n", done_, total_, text.c_str());
 }
 
-void Progress::message(const std::string& line) {
+void Progress::message(const std::string& line, std::FILE* to) {
     std::lock_guard lock(mutex_);
     if (line_open_) std::fprintf(stderr, "\r\x1b[K");
-    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fprintf(to, "%s\n", line.c_str());
+    std::fflush(to);
     if (line_open_) draw_locked();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
 #include <mutex>
 #include <string>
 
@@ -18,8 +19,8 @@ public:
 
     // Reports one more item done, described by `text` (e.g. "compiled sm_80 fp32 d64 64x64w4 (0.41 s)").
     void item_done(const std::string& text);
-    // Prints a whole line without tearing the progress line (it is redrawn after).
-    void message(const std::string& line);
+    // Prints a whole line to `to` (stdout or stderr) without tearing the progress line (it is redrawn after).
+    void message(const std::string& line, std::FILE* to = stderr);
     // Ends the in-place line (idempotent). Call before printing the summary.
     void finish();
 

@@ -35,4 +35,7 @@ inline constexpr int kExitUsage = 2;   // bad arguments, or nothing sensible can
 // The environment variables every subcommand obeys, for --help.
 extern const char* const kEnvironmentHelp;
 
+// Sets the subcommand's --help footer: `details` (pre-wrapped lines), then the environment variables.
+void set_help_details(CLI::App* sub, const std::string& details);
+
 }  // namespace fa_jit::tools

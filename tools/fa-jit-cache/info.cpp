@@ -130,9 +130,12 @@ void print_human(const Json& cache, const Json& nvrtc, const Json& driver, const
 
 Command add_info(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
-        "info",
-        "Show the cache directory (and why it is unusable, if it is), its size and entry count, the size cap, the "
-        "NVRTC version and the archs it can compile for, the CUDA driver version and the GPUs present.");
+        "info", "Show the cache directory and its state, NVRTC, the CUDA driver and the GPUs present");
+    set_help_details(sub,
+                     "Prints: the cache directory and whether it is usable (and why not), its size in bytes and\n"
+                     "entries, the size cap, the tuning file; NVRTC's version and the archs it compiles for (or\n"
+                     "\"not found\"); the CUDA driver version (or \"no driver\"); each GPU's name, compute capability,\n"
+                     "SM count and the arch fa_jit compiles for it.");
     auto json = std::make_shared<bool>(false);
     sub->add_flag("--json", *json, "print one JSON object instead of text");
     return {sub, [json] {

@@ -67,8 +67,12 @@ int run_list(const ListOptions& options) {
 
 Command add_list(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
-        "list", "List the cache entries, most recently used first: key, size, last use, arch and the kernel "
-                "(source file and name expression) each holds.");
+        "list", "List the cache entries: key, size, last use, arch, kernel");
+    set_help_details(sub,
+                     "One row per entry, most recently used first: the key (the entry's file name), its size in\n"
+                     "bytes, when it was last used (a hit refreshes it; eviction removes the oldest first), the\n"
+                     "arch it was compiled for, and the kernel (source file and name expression). Only headers are\n"
+                     "read; `verify` checks the binaries.");
     auto options = std::make_shared<ListOptions>();
     auto* json = sub->add_flag("--json", options->json, "print a JSON array instead of a table");
     sub->add_flag("--csv", options->csv, "print CSV (with a header line) instead of a table")->excludes(json);

@@ -17,6 +17,10 @@ const char* const kEnvironmentHelp =
     "\n"
     "Exit codes: 0 success, 1 problems found or compiles failed, 2 usage error or unusable cache.";
 
+void set_help_details(CLI::App* sub, const std::string& details) {
+    sub->footer(details + "\n\n" + kEnvironmentHelp);
+}
+
 namespace {
 
 int run(int argc, char** argv) {
@@ -31,7 +35,6 @@ int run(int argc, char** argv) {
 
     const std::vector<Command> commands = {add_info(app),  add_list(app),  add_verify(app),
                                            add_prune(app), add_clear(app), add_warmup(app)};
-    for (const Command& c : commands) c.app->footer(kEnvironmentHelp);
 
     try {
         app.parse(argc, argv);

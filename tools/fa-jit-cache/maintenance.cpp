@@ -51,8 +51,11 @@ int run_prune(const PruneOptions& options) {
 
 Command add_prune(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
-        "prune", "Evict least-recently-used entries until the cache holds at most --max-bytes, and print how many "
-                 "were removed. Without --max-bytes the cap is FA_JIT_CACHE_MAX_BYTES (default 1 GiB).");
+        "prune", "Evict least-recently-used entries down to --max-bytes");
+    set_help_details(sub,
+                     "Removes entries, least recently used first, until the cache holds at most --max-bytes\n"
+                     "(e.g. 500M, 2G; 0 empties it), and prints how many were removed. Without --max-bytes the cap\n"
+                     "is FA_JIT_CACHE_MAX_BYTES (default 1 GiB), the one attention() enforces after each store.");
     auto options = std::make_shared<PruneOptions>();
     sub->add_option("--max-bytes", options->max_bytes, "size to prune to: bytes, or with a K/M/G/T suffix (binary)");
     sub->add_flag("--json", options->json, "print one JSON object instead of text");
@@ -61,8 +64,10 @@ Command add_prune(CLI::App& app) {
 
 Command add_clear(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
-        "clear", "Remove every cache entry (and stray lock and temporary files) and print how many entries were "
-                 "removed. The tuning file (fa-jit-bench --save) is kept.");
+        "clear", "Remove every entry");
+    set_help_details(sub,
+                     "Removes every cache entry (and stray lock and temporary files) and prints how many entries\n"
+                     "were removed. The tuning file written by `fa-jit-bench --save` is kept.");
     auto json = std::make_shared<bool>(false);
     sub->add_flag("--json", *json, "print one JSON object instead of text");
     return {sub, [json] {

@@ -58,10 +58,12 @@ int run_verify(const VerifyOptions& options) {
 
 Command add_verify(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
-        "verify",
-        "Check every cache entry (header, metadata and payload checksums, key matching the file name) and print the "
-        "bad ones with the reason. Exit code 1 if any is bad; with --fix the bad entries are removed (they would be "
-        "recompiled on next use anyway) and the exit code is 0 once all of them are gone.");
+        "verify", "Check every entry's checksums; report (and with --fix remove) the bad ones");
+    set_help_details(sub,
+                     "Reads every entry in full: header, metadata and payload checksums, and the key stored inside\n"
+                     "against the file name. Prints each bad entry with the reason. Exit code 1 if any is bad.\n"
+                     "With --fix the bad entries are removed (attention() would recompile them on next use anyway)\n"
+                     "and the exit code is 0 once all of them are gone.");
     auto options = std::make_shared<VerifyOptions>();
     sub->add_flag("--fix", options->fix, "remove the bad entries");
     sub->add_flag("--json", options->json, "print one JSON object instead of text");

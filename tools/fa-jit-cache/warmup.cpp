@@ -85,9 +85,10 @@ int run_warmup_command(const WarmupOptions& options) {
     cache::DiskCache& c = cache::DiskCache::instance();
     if (!c.usable())
         throw UsageError(fmt::format(
-            "the disk cache is unusable ({}), so warmup would compile kernels only to throw them away. Point "
-            "FA_JIT_CACHE_DIR at a private writable directory (and leave FA_JIT_CACHE unset)",
-            why_unusable(c)));
+            "the disk cache is unusable ({}), so warmup would compile kernels only to throw them away. {}",
+            why_unusable(c),
+            c.config().enabled ? "Point FA_JIT_CACHE_DIR at a private writable directory"
+                               : "Unset FA_JIT_CACHE (or set it to 1) to enable the cache"));
     const std::vector<std::string> archs = warmup_archs(options.archs);
     const std::vector<WarmupItem> items = plan_warmup(options, archs);
 
@@ -116,14 +117,17 @@ int run_warmup_command(const WarmupOptions& options) {
 }  // namespace
 
 Command add_warmup(CLI::App& app) {
-    CLI::App* sub = app.add_subcommand(
-        "warmup",
-        "Compile attention kernels into the disk cache ahead of time, so that attention() never waits for NVRTC. "
-        "Needs no GPU when --arch is given (e.g. at container-image build time). For each arch x dtype x head dim x "
-        "causal it compiles the tile config attention() chooses by default for sequences of --seqlen (or every "
-        "legal config with --all-configs); kernels already cached are skipped. Prints a summary: compiled, already "
-        "cached, failed, wall time. Exit code 1 if any compile failed (the first failure's NVRTC log is printed), 2 "
-        "if the disk cache is unusable.");
+    CLI::App* sub = app.add_subcommand("warmup", "Compile attention kernels into the cache ahead of time (no GPU needed)");
+    set_help_details(
+        sub,
+        "Compiles attention kernels into the disk cache so that attention() never waits for NVRTC. Needs no\n"
+        "GPU when --arch is given (e.g. at container-image build time). For each arch x dtype x head dim x\n"
+        "causal it compiles the tile config attention() picks by default for sequences of --seqlen, or every\n"
+        "legal config with --all-configs; kernels already cached are skipped. A progress line goes to stderr;\n"
+        "the summary (compiled, already cached, failed, wall time) to stdout.\n"
+        "Exit code 1 if any compile failed (the first failure's NVRTC log is printed), 2 if the disk cache is\n"
+        "unusable or an option is wrong.\n"
+        "Example: fa-jit-cache warmup --arch sm_80,sm_90a --head-dim 64,128 -j 8");
     auto o = std::make_shared<WarmupOptions>();
     o->jobs = std::max(1u, std::thread::hardware_concurrency());
     sub->add_option("--arch", o->archs,

@@ -1,0 +1,197 @@
+// attention() without a GPU: argument validation, configuration choice, and NVRTC compilation of every kernel
+// variant and every sweep configuration for sm_80 and sm_90a.
+#include "fa_jit/attention.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <thread>
+
+using namespace fa_jit;
+
+namespace {
+
+// Valid arguments for a small problem; pointers are never dereferenced by validate().
+AttentionArgs valid_args() {
+    static float storage[64];
+    AttentionArgs a;
+    a.q = storage, a.k = storage + 16, a.v = storage + 32, a.o = storage + 48;
+    a.batch = 2, a.heads_q = 8, a.heads_kv = 2, a.seqlen_q = 100, a.seqlen_k = 120, a.head_dim = 64;
+    a.layout_bshd();
+    return a;
+}
+
+std::string rejected_argument(const AttentionArgs& a) {
+    try {
+        validate(a);
+    } catch (const InvalidArgument& e) {
+        return e.argument();
+    }
+    return "(accepted)";
+}
+
+// Compiles `specs` for `archs` on all cores; returns the failures' messages.
+std::vector<std::string> compile_all(const std::vector<AttentionKernelSpec>& specs,
+                                     const std::vector<std::string>& archs) {
+    std::vector<std::pair<AttentionKernelSpec, std::string>> work;
+    for (const auto& s : specs)
+        for (const auto& arch : archs) work.emplace_back(s, arch);
+    std::atomic<std::size_t> next{0};
+    std::mutex mutex;
+    std::vector<std::string> failures;
+    auto worker = [&] {
+        for (std::size_t i; (i = next++) < work.size();) {
+            try {
+                const Compiled c = compile(attention_compile_request(work[i].first, work[i].second));
+                if (c.binary.empty() || c.lowered_names.size() != 1) throw Error("empty result");
+            } catch (const std::exception& e) {
+                std::lock_guard lock(mutex);
+                failures.push_back(work[i].first.name_expression() + " " + work[i].second + ": " + e.what());
+            }
+        }
+    };
+    std::vector<std::thread> threads(std::max(1u, std::thread::hardware_concurrency()));
+    for (auto& t : threads) t = std::thread(worker);
+    for (auto& t : threads) t.join();
+    return failures;
+}
+
+}  // namespace
+
+TEST_CASE("valid arguments pass validation", "[attention][validation]") {
+    CHECK_NOTHROW(validate(valid_args()));
+    AttentionArgs mqa = valid_args();
+    mqa.heads_kv = 1;
+    CHECK_NOTHROW(validate(mqa));
+    AttentionArgs empty = valid_args();
+    empty.batch = 0;  // a zero-size problem is valid (a no-op)
+    CHECK_NOTHROW(validate(empty));
+}
+
+TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
+    struct Bad {
+        const char* argument;
+        void (*edit)(AttentionArgs&);
+    };
+    const Bad cases[] = {
+        {"q", [](AttentionArgs& a) { a.q = nullptr; }},
+        {"k", [](AttentionArgs& a) { a.k = nullptr; }},
+        {"v", [](AttentionArgs& a) { a.v = nullptr; }},
+        {"o", [](AttentionArgs& a) { a.o = nullptr; }},
+        {"q", [](AttentionArgs& a) { a.q = static_cast<const char*>(a.q) + 2; }},  // misaligned for fp32
+        {"lse", [](AttentionArgs& a) { a.lse = reinterpret_cast<float*>(reinterpret_cast<char*>(a.lse) + 1); }},
+        {"dtype", [](AttentionArgs& a) { a.dtype = DType::bf16; }},
+        {"batch", [](AttentionArgs& a) { a.batch = -1; }},
+        {"heads_q", [](AttentionArgs& a) { a.heads_q = -8; }},
+        {"seqlen_q", [](AttentionArgs& a) { a.seqlen_q = -1; }},
+        {"seqlen_k", [](AttentionArgs& a) { a.seqlen_k = -5; }},
+        {"head_dim", [](AttentionArgs& a) { a.head_dim = 0; }},
+        {"head_dim", [](AttentionArgs& a) { a.head_dim = 257; }},
+        {"heads_kv", [](AttentionArgs& a) { a.heads_kv = 0; }},
+        {"heads_kv", [](AttentionArgs& a) { a.heads_kv = 3; }},  // does not divide 8
+        {"heads_q", [](AttentionArgs& a) { a.heads_q = a.heads_kv = 70000; }},
+        {"batch", [](AttentionArgs& a) { a.batch = 70000; }},
+        {"scale", [](AttentionArgs& a) { a.scale = std::numeric_limits<float>::infinity(); }},
+        {"k strides", [](AttentionArgs& a) { a.k_strides.row = -64; }},
+        {"o strides", [](AttentionArgs& a) { a.o_strides.row = 32; }},  // output rows would overlap
+        {"o", [](AttentionArgs& a) { a.o = const_cast<void*>(a.q); }},   // in place is not supported
+    };
+    for (const Bad& bad : cases) {
+        AttentionArgs a = valid_args();
+        static float lse_storage[4];
+        a.lse = lse_storage;
+        bad.edit(a);
+        INFO("expected '" << bad.argument << "' to be rejected");
+        CHECK(rejected_argument(a) == bad.argument);
+    }
+    // The message names the argument, what was expected and what was given.
+    AttentionArgs a = valid_args();
+    a.head_dim = 300;
+    CHECK_THROWS_WITH(validate(a), "invalid argument 'head_dim': expected in [1, 256], got 300");
+}
+
+TEST_CASE("attention() validates before touching the GPU", "[attention][validation]") {
+    AttentionArgs a = valid_args();
+    a.heads_kv = 3;
+    CHECK_THROWS_AS(attention(a, nullptr), InvalidArgument);  // this machine has no driver: no CudaError first
+    AttentionArgs b = valid_args();
+    CHECK_THROWS_WITH(attention(b, nullptr, TileConfig{48, 64, 4}), Catch::Contains("'tile'"));
+    AttentionArgs empty = valid_args();
+    empty.seqlen_q = 0;
+    CHECK_NOTHROW(attention(empty, nullptr));  // zero-size: returns before any driver call
+}
+
+TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention][config]") {
+    for (int cc : {80, 86, 89, 90, 100, 120})
+        for (int d = 1; d <= 256; ++d)
+            for (bool causal : {false, true}) {
+                const ProblemClass p{DType::f32, d, causal, 4096, 4096};
+                const TileConfig t = default_tile_config(cc, p);
+                const auto all = tile_configs(DType::f32, d);
+                INFO("cc " << cc << " d " << d << " causal " << causal << " -> " << t.to_string());
+                REQUIRE(std::find(all.begin(), all.end(), t) != all.end());
+                const AttentionKernelSpec spec{DType::f32, d, causal, t};
+                const std::size_t limit = (cc == 80 ? 163 : cc == 90 || cc == 100 ? 227 : 99) * 1024;
+                CHECK(spec.shared_bytes() <= limit);
+            }
+    // The measured choices on sm_90 (bench/NOTES.md).
+    CHECK(default_tile_config(90, {DType::f32, 128, false, 16384, 16384}) == TileConfig{128, 32, 4});
+    CHECK(default_tile_config(90, {DType::f32, 256, false, 16384, 16384}) == TileConfig{128, 32, 8});
+    CHECK(default_tile_config(80, {DType::f32, 256, false, 16384, 16384}) == TileConfig{64, 32, 4});
+}
+
+TEST_CASE("a specialization renders its template arguments and launch shape", "[attention][config]") {
+    const AttentionKernelSpec spec{DType::f32, 96, true, {64, 32, 4}};
+    CHECK(spec.name_expression() == "fa_jit::attention_fwd_fp32<64, 32, 96, 4, true, 1, 1>");
+    CHECK(spec.threads() == 128);
+    // d = 96 rounds to 96 (a multiple of 16); Q/K rows padded to 112 floats, V rows to 100.
+    CHECK(spec.shared_bytes() == 4u * ((64 + 32) * 112 + 32 * 100));
+    CHECK(spec.source_name() == "attention_fp32.cu");
+    CHECK(TileConfig{64, 32, 4}.to_string() == "64x32w4");
+}
+
+TEST_CASE("the chosen kernel of every head dim compiles for sm_80 and sm_90a", "[attention][compile]") {
+    std::vector<AttentionKernelSpec> specs;
+    for (int d = 8; d <= 256; d += 8)
+        for (bool causal : {false, true})
+            for (int cc : {80, 90}) {
+                const AttentionKernelSpec s{DType::f32, d, causal, default_tile_config(cc, {DType::f32, d, causal, 4096, 4096})};
+                if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
+            }
+    for (int d : {1, 7, 33, 100, 255}) specs.push_back({DType::f32, d, true, {64, 32, 4}});  // odd head dims
+    const auto failures = compile_all(specs, {"sm_80", "sm_90a"});
+    for (const auto& f : failures) UNSCOPED_INFO(f);
+    CHECK(failures.empty());
+}
+
+TEST_CASE("every sweep configuration compiles for sm_80 and sm_90a", "[attention][compile][sweep]") {
+    std::vector<AttentionKernelSpec> specs;
+    for (bool causal : {false, true})
+        for (const TileConfig& t : tile_configs(DType::f32, 128)) specs.push_back({DType::f32, 128, causal, t});
+    CHECK(specs.size() >= 40);
+    const auto failures = compile_all(specs, {"sm_80", "sm_90a"});
+    for (const auto& f : failures) UNSCOPED_INFO(f);
+    CHECK(failures.empty());
+}
+
+TEST_CASE("the reference and CUDA-core variants compile for sm_80 and sm_90a", "[attention][compile]") {
+    for (const char* arch : {"sm_80", "sm_90a"}) {
+        CompileRequest r;
+        r.source = kernel_source("attention_reference.cu");
+        for (const char* t : {"float", "fa_jit::half_t", "fa_jit::bf16_t"})
+            for (const char* causal : {"false", "true"})
+                r.name_expressions.push_back(fmt::format("fa_jit::attention_reference<{}, {}>", t, causal));
+        r.arch = arch;
+        CHECK(compile(r).lowered_names.size() == 6);
+
+        CompileRequest simt;
+        simt.source = kernel_source("attention_fp32.cu");
+        simt.name_expressions = {"fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 0, 1>",
+                                 "fa_jit::attention_fwd_fp32<64, 32, 72, 4, true, 0, 1>"};
+        simt.arch = arch;
+        CHECK(compile(simt).lowered_names.size() == 2);
+    }
+}

@@ -1,0 +1,216 @@
+// The command-line tools, run as the user runs them: separate processes, a private cache directory, exit codes
+// and output checked. fa-jit-cache's warmup needs NVRTC (no GPU); fa-jit-bench is only checked without a GPU.
+#include "fa_jit/jit.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kToolsDir = FA_JIT_WORKER_DIR "/../tools";
+const std::string kCacheTool = kToolsDir + "/fa-jit-cache";
+const std::string kBenchTool = kToolsDir + "/fa-jit-bench";
+
+struct ToolResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string quoted(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// A fresh private directory (mkdtemp: mode 0700, which the cache requires), removed with the object.
+class TempDir {
+public:
+    TempDir() {
+        std::string pattern = (fs::temp_directory_path() / "fa_jit_tools_XXXXXX").string();
+        if (!::mkdtemp(pattern.data())) FAIL("mkdtemp failed");
+        path_ = pattern;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+// Runs `tool args` with FA_JIT_CACHE_DIR=`cache_dir` set in the child only; captures stdout and stderr.
+ToolResult run_tool(const std::string& tool, const std::string& args, const fs::path& cache_dir) {
+    INFO(tool << " is not built (FA_JIT_BUILD_TOOLS=ON builds it)");
+    REQUIRE(fs::exists(tool));
+    const fs::path err_file = cache_dir.parent_path() / (cache_dir.filename().string() + ".stderr");
+    const std::string command = "env FA_JIT_CACHE_DIR=" + quoted(cache_dir.string()) + " FA_JIT_LOG=warn " +
+                                quoted(tool) + " " + args + " 2>" + quoted(err_file.string());
+    ToolResult r;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = read_file(err_file);
+    fs::remove(err_file);
+    INFO(command << "\nstdout:\n" << r.out << "\nstderr:\n" << r.err);
+    return r;
+}
+
+nlohmann::json parse_json(const ToolResult& r) {
+    INFO("stdout:\n" << r.out << "\nstderr:\n" << r.err);
+    REQUIRE_NOTHROW(nlohmann::json::parse(r.out));
+    return nlohmann::json::parse(r.out);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+void flip_middle_byte(const fs::path& file) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    REQUIRE(f);
+    f.seekg(0, std::ios::end);
+    const std::streamoff middle = f.tellg() / 2;
+    char byte = 0;
+    f.seekg(middle);
+    f.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x5a);
+    f.seekp(middle);
+    f.write(&byte, 1);
+}
+
+}  // namespace
+
+TEST_CASE("fa-jit-cache --help explains the subcommands and the environment", "[tools]") {
+    TempDir dir;
+    const ToolResult r = run_tool(kCacheTool, "--help", dir.path());
+    CHECK(r.exit_code == 0);
+    for (const char* word : {"warmup", "list", "verify", "prune", "clear", "info", "FA_JIT_CACHE_DIR"})
+        CHECK(contains(r.out, word));
+    CHECK(run_tool(kCacheTool, "warmup --help", dir.path()).exit_code == 0);
+}
+
+TEST_CASE("fa-jit-cache usage errors exit with code 2", "[tools]") {
+    TempDir dir;
+    CHECK(run_tool(kCacheTool, "", dir.path()).exit_code == 2);                         // no subcommand
+    CHECK(run_tool(kCacheTool, "frobnicate", dir.path()).exit_code == 2);               // unknown subcommand
+    const ToolResult prune = run_tool(kCacheTool, "prune --max-bytes 12X", dir.path());
+    CHECK(prune.exit_code == 2);
+    CHECK(contains(prune.err, "--max-bytes"));
+}
+
+TEST_CASE("fa-jit-cache info --json reports the cache directory from FA_JIT_CACHE_DIR", "[tools]") {
+    TempDir dir;
+    const ToolResult r = run_tool(kCacheTool, "info --json", dir.path());
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = parse_json(r);
+    CHECK(j["cache"]["dir"] == dir.path().string());
+    CHECK(j["cache"]["usable"] == true);
+    CHECK(j["cache"]["entries"] == 0);
+    CHECK(j.contains("nvrtc"));
+    CHECK(j.contains("driver"));
+    CHECK(j["devices"].is_array());
+}
+
+TEST_CASE("fa-jit-cache warmup fills the cache; list, verify, prune and clear maintain it", "[tools]") {
+    TempDir dir;
+    const std::string warmup = "warmup --arch sm_80 --head-dim 64 --causal no --json";
+
+    // First warmup compiles; an identical second one finds everything cached.
+    const ToolResult first = run_tool(kCacheTool, warmup, dir.path());
+    REQUIRE(first.exit_code == 0);
+    const nlohmann::json j1 = parse_json(first);
+    CHECK(j1["compiled"].get<int>() >= 1);
+    CHECK(j1["failed"] == 0);
+    const int kernels = j1["compiled"].get<int>() + j1["cached"].get<int>();
+
+    const ToolResult second = run_tool(kCacheTool, warmup, dir.path());
+    REQUIRE(second.exit_code == 0);
+    const nlohmann::json j2 = parse_json(second);
+    CHECK(j2["compiled"] == 0);
+    CHECK(j2["cached"] == kernels);
+    CHECK(j2["failed"] == 0);
+
+    // list shows the entries.
+    const ToolResult list = run_tool(kCacheTool, "list --json", dir.path());
+    REQUIRE(list.exit_code == 0);
+    const nlohmann::json entries = parse_json(list);
+    REQUIRE(entries.is_array());
+    REQUIRE(entries.size() == static_cast<std::size_t>(kernels));
+    for (const auto& e : entries) {
+        CHECK(e["arch"] == "sm_80");
+        CHECK(contains(e["kernel"].get<std::string>(), "attention"));
+    }
+    CHECK(run_tool(kCacheTool, "list --csv", dir.path()).exit_code == 0);
+
+    // verify passes, then catches a corrupted entry, names it, and --fix removes it.
+    CHECK(run_tool(kCacheTool, "verify", dir.path()).exit_code == 0);
+    const std::string key = entries[0]["key"].get<std::string>();
+    flip_middle_byte(entries[0]["file"].get<std::string>());
+    const ToolResult bad = run_tool(kCacheTool, "verify", dir.path());
+    CHECK(bad.exit_code == 1);
+    CHECK(contains(bad.out, key));
+    const ToolResult fix = run_tool(kCacheTool, "verify --fix", dir.path());
+    CHECK(fix.exit_code == 0);
+    CHECK_FALSE(fs::exists(entries[0]["file"].get<std::string>()));
+    CHECK(run_tool(kCacheTool, "verify", dir.path()).exit_code == 0);
+
+    // prune to zero bytes leaves no entries.
+    run_tool(kCacheTool, warmup, dir.path());  // put the removed entry back
+    const ToolResult prune = run_tool(kCacheTool, "prune --max-bytes 0", dir.path());
+    CHECK(prune.exit_code == 0);
+    CHECK(parse_json(run_tool(kCacheTool, "list --json", dir.path())).empty());
+
+    // clear removes whatever a new warmup wrote.
+    run_tool(kCacheTool, warmup, dir.path());
+    const ToolResult clear = run_tool(kCacheTool, "clear --json", dir.path());
+    CHECK(clear.exit_code == 0);
+    CHECK(parse_json(clear)["removed"] == kernels);
+    CHECK(parse_json(run_tool(kCacheTool, "info --json", dir.path()))["cache"]["entries"] == 0);
+}
+
+TEST_CASE("fa-jit-cache warmup rejects an invalid arch with exit code 2", "[tools]") {
+    TempDir dir;
+    const ToolResult r = run_tool(kCacheTool, "warmup --arch sm_12", dir.path());
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "arch"));
+    CHECK(contains(r.err, "sm_12"));
+}
+
+TEST_CASE("fa-jit-bench --help works without a GPU", "[tools]") {
+    TempDir dir;
+    const ToolResult r = run_tool(kBenchTool, "--help", dir.path());
+    CHECK(r.exit_code == 0);
+    for (const char* word : {"--sweep", "--preset", "--config", "--save", "--json"}) CHECK(contains(r.out, word));
+    CHECK(run_tool(kBenchTool, "--batch 0", dir.path()).exit_code == 2);
+    CHECK(run_tool(kBenchTool, "--config 64by64", dir.path()).exit_code == 2);
+}
+
+TEST_CASE("fa-jit-bench without a GPU exits 3 saying so", "[tools]") {
+    if (fa_jit::device_count() > 0) {
+        WARN("a CUDA device is present: this test is for machines without one");
+        return;
+    }
+    TempDir dir;
+    const ToolResult r = run_tool(kBenchTool, "", dir.path());
+    CHECK(r.exit_code == 3);
+    CHECK(contains(r.err, "no CUDA device"));
+}

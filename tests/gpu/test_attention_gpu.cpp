@@ -1,0 +1,186 @@
+// attention() on a GPU against a float64 host reference, over shapes no tile divides, GQA/MQA, causal both ways,
+// BSHD, BHSD and padded strides, head dims 16..256 (powers of two or not). Outputs are poisoned before each run.
+#include "fa_jit/attention.hpp"
+#include "fa_jit/fa_jit.h"
+#include "support/attention_reference.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+using namespace fa_jit;
+
+namespace {
+
+enum class Layout { bshd, bhsd, padded };
+
+struct Case {
+    int batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
+    bool causal;
+    Layout layout;
+    TileConfig tile = {};
+};
+
+std::string describe(const Case& c) {
+    static const char* layouts[] = {"bshd", "bhsd", "padded"};
+    return fmt::format("B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={}", c.batch, c.heads_q,
+                       c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal, layouts[int(c.layout)],
+                       c.tile.empty() ? "chosen" : c.tile.to_string());
+}
+
+// Padded: BHSD with every row 8 elements longer and every head 3 rows longer than needed (strides the kernels
+// cannot assume away).
+Strides strides_for(Layout layout, int seqlen, int heads, int d) {
+    switch (layout) {
+        case Layout::bshd: return Strides::bshd(seqlen, heads, d);
+        case Layout::bhsd: return Strides::bhsd(seqlen, heads, d);
+        case Layout::padded: {
+            const std::int64_t row = d + 8, head = (seqlen + 3) * row;
+            return {heads * head, head, row};
+        }
+    }
+    return {};
+}
+
+std::size_t elements(const Strides& s, int batch) { return static_cast<std::size_t>(s.batch) * batch; }
+
+struct Errors {
+    double max_abs = 0, rel_l2 = 0, lse_max_abs = 0;
+    std::size_t not_finite = 0, lse_wrong_inf = 0;
+};
+
+void check_case(const Case& c, std::mt19937& rng) {
+    INFO(describe(c));
+    AttentionArgs a;
+    a.dtype = DType::f32;
+    a.batch = c.batch, a.heads_q = c.heads_q, a.heads_kv = c.heads_kv;
+    a.seqlen_q = c.seqlen_q, a.seqlen_k = c.seqlen_k, a.head_dim = c.head_dim, a.causal = c.causal;
+    a.q_strides = a.o_strides = strides_for(c.layout, c.seqlen_q, c.heads_q, c.head_dim);
+    a.k_strides = a.v_strides = strides_for(c.layout, c.seqlen_k, c.heads_kv, c.head_dim);
+
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    auto random_tensor = [&](std::size_t n) {
+        std::vector<float> t(n);
+        for (float& x : t) x = normal(rng);
+        return t;
+    };
+    const std::size_t nq = elements(a.q_strides, c.batch), nk = elements(a.k_strides, c.batch);
+    const auto q = random_tensor(nq), k = random_tensor(std::max<std::size_t>(nk, 1)),
+               v = random_tensor(std::max<std::size_t>(nk, 1));
+    DeviceBuffer dq(nq * 4), dk(k.size() * 4), dv(v.size() * 4), do_(nq * 4);
+    const std::size_t n_lse = static_cast<std::size_t>(c.batch) * c.heads_q * c.seqlen_q;
+    DeviceBuffer dlse(n_lse * 4);
+    dq.upload(q.data(), nq * 4), dk.upload(k.data(), k.size() * 4), dv.upload(v.data(), v.size() * 4);
+    do_.fill_bytes(0xFF), dlse.fill_bytes(0xFF);  // NaN everywhere: an unwritten element fails
+    a.q = dq.get(), a.k = dk.get(), a.v = dv.get(), a.o = do_.get(), a.lse = static_cast<float*>(dlse.get());
+
+    Stream stream;
+    attention(a, stream.get(), c.tile);
+    stream.synchronize();
+    std::vector<float> o(nq), lse(n_lse);
+    do_.download(o.data(), nq * 4);
+    dlse.download(lse.data(), n_lse * 4);
+
+    std::vector<double> ref_o(nq, 0.0), ref_lse(n_lse);
+    testing::reference_attention(a, q, k, v, ref_o, ref_lse);
+
+    Errors e;
+    double diff2 = 0, ref2 = 0;
+    for (int b = 0; b < c.batch; ++b)
+        for (int h = 0; h < c.heads_q; ++h)
+            for (int i = 0; i < c.seqlen_q; ++i)
+                for (int d = 0; d < c.head_dim; ++d) {
+                    const std::size_t at = b * a.o_strides.batch + h * a.o_strides.head + i * a.o_strides.row + d;
+                    if (!std::isfinite(o[at])) {
+                        ++e.not_finite;
+                        continue;
+                    }
+                    const double diff = o[at] - ref_o[at];
+                    e.max_abs = std::max(e.max_abs, std::abs(diff));
+                    diff2 += diff * diff, ref2 += ref_o[at] * ref_o[at];
+                }
+    e.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+    for (std::size_t i = 0; i < n_lse; ++i) {
+        if (std::isinf(ref_lse[i])) {
+            if (!(std::isinf(lse[i]) && lse[i] < 0)) ++e.lse_wrong_inf;
+        } else if (!std::isfinite(lse[i])) {
+            ++e.not_finite;
+        } else {
+            e.lse_max_abs = std::max(e.lse_max_abs, std::abs(lse[i] - ref_lse[i]));
+        }
+    }
+    INFO(fmt::format("max |O - ref| = {:.3g}, rel L2 = {:.3g}, max |LSE - ref| = {:.3g}, non-finite = {}, "
+                     "LSE -inf mismatches = {}",
+                     e.max_abs, e.rel_l2, e.lse_max_abs, e.not_finite, e.lse_wrong_inf));
+    // fp32 inputs, fp32-grade math (3xTF32): errors are a few ulps of the accumulations.
+    CHECK(e.not_finite == 0);
+    CHECK(e.lse_wrong_inf == 0);
+    CHECK(e.rel_l2 < 2e-5);
+    CHECK(e.max_abs < 2e-4);
+    CHECK(e.lse_max_abs < 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("fp32 attention matches a float64 reference over a grid of shapes", "[attention]") {
+    current_device();
+    std::mt19937 rng(2026);
+    const std::vector<Case> cases = {
+        {1, 1, 1, 1, 1, 16, false, Layout::bhsd},
+        {2, 3, 3, 77, 77, 64, false, Layout::bshd},
+        {2, 4, 2, 100, 300, 64, true, Layout::bhsd},    // GQA; causal with Nq < Nk
+        {1, 2, 1, 300, 100, 128, true, Layout::bshd},   // MQA; causal with Nq > Nk: the first 200 rows see no key
+        {1, 8, 1, 129, 257, 96, false, Layout::padded},
+        {3, 2, 2, 513, 513, 128, true, Layout::bhsd},
+        {1, 2, 2, 200, 333, 256, false, Layout::bshd},
+        {1, 2, 2, 190, 190, 256, true, Layout::padded},
+        {1, 3, 3, 65, 65, 40, true, Layout::bhsd},
+        {1, 2, 2, 70, 90, 72, false, Layout::bshd},
+        {1, 2, 1, 111, 64, 160, true, Layout::bshd},
+        {1, 2, 2, 64, 200, 192, false, Layout::padded},
+        {1, 1, 1, 33, 47, 7, false, Layout::bhsd},      // head_dim below 16 and odd: 4-byte copies
+        {1, 2, 2, 20, 0, 64, false, Layout::bshd},      // no keys at all: O = 0, LSE = -inf
+        {4, 64, 8, 64, 64, 32, false, Layout::bhsd},    // 256 (batch, head) pairs
+        {2, 96, 96, 40, 40, 16, true, Layout::bshd},    // 192 pairs, tiny head dim
+    };
+    for (const Case& c : cases) check_case(c, rng);
+}
+
+TEST_CASE("every tile configuration of a head dim computes the same function", "[attention]") {
+    current_device();
+    std::mt19937 rng(7);
+    for (bool causal : {false, true})
+        for (const TileConfig& tile : tile_configs(DType::f32, 64)) {
+            if (tile.block_m > 64 && tile.warps < 4) continue;  // slow and never chosen; still compiled in CI
+            check_case({1, 2, 2, 150, 170, 64, causal, Layout::bshd, tile}, rng);
+        }
+}
+
+TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {
+    current_device();
+    const int n = 64, d = 32;
+    DeviceBuffer q(n * d * 4), o(n * d * 4);
+    std::vector<float> host(n * d, 0.25f);
+    q.upload(host.data(), host.size() * 4);
+    o.fill_bytes(0xFF);
+    fa_jit_attention_args args{};
+    args.q = args.k = args.v = q.get();
+    args.o = o.get();
+    args.dtype = FA_JIT_F32;
+    args.batch = args.heads_q = args.heads_kv = 1;
+    args.seqlen_q = args.seqlen_k = n;
+    args.head_dim = d;
+    fa_jit_layout_bshd(&args);
+    REQUIRE(fa_jit_attention(&args, nullptr) == FA_JIT_SUCCESS);
+    synchronize();
+    o.download(host.data(), host.size() * 4);
+    // All values equal: attention returns v's rows averaged, i.e. 0.25 everywhere.
+    CHECK(std::all_of(host.begin(), host.end(), [](float x) { return std::abs(x - 0.25f) < 1e-6f; }));
+
+    args.heads_kv = 3;  // does not divide heads_q
+    CHECK(fa_jit_attention(&args, nullptr) == FA_JIT_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(fa_jit_last_error(), Catch::Contains("heads_kv"));
+}

@@ -1,0 +1,51 @@
+// Attention in float64 on the host: the ground truth of the GPU tests.
+#pragma once
+
+#include "fa_jit/attention.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace fa_jit::testing {
+
+// Host copies of q, k, v (float), laid out with the strides in `a`; writes o (same strides as a.o_strides) and lse
+// ([batch, heads_q, seqlen_q]).
+inline void reference_attention(const AttentionArgs& a, const std::vector<float>& q, const std::vector<float>& k,
+                                const std::vector<float>& v, std::vector<double>& o, std::vector<double>& lse) {
+    const double scale = a.scale ? *a.scale : 1.0 / std::sqrt(static_cast<double>(a.head_dim));
+    const int group = a.heads_q / a.heads_kv;
+    std::vector<double> s(static_cast<std::size_t>(a.seqlen_k));
+    for (int b = 0; b < a.batch; ++b)
+        for (int h = 0; h < a.heads_q; ++h)
+            for (int i = 0; i < a.seqlen_q; ++i) {
+                const int hk = h / group;
+                const std::int64_t q0 = b * a.q_strides.batch + h * a.q_strides.head + i * a.q_strides.row;
+                const std::int64_t o0 = b * a.o_strides.batch + h * a.o_strides.head + i * a.o_strides.row;
+                const std::int64_t last = a.causal ? std::min<std::int64_t>(a.seqlen_k - 1, i + a.seqlen_k - a.seqlen_q)
+                                                   : a.seqlen_k - 1;
+                double m = -std::numeric_limits<double>::infinity();
+                for (std::int64_t j = 0; j <= last; ++j) {
+                    const std::int64_t k0 = b * a.k_strides.batch + hk * a.k_strides.head + j * a.k_strides.row;
+                    double dot = 0;
+                    for (int c = 0; c < a.head_dim; ++c) dot += double(q[q0 + c]) * double(k[k0 + c]);
+                    s[j] = dot * scale;
+                    m = std::max(m, s[j]);
+                }
+                double l = 0;
+                for (std::int64_t j = 0; j <= last; ++j) l += std::exp(s[j] - m);
+                for (int c = 0; c < a.head_dim; ++c) {
+                    double acc = 0;
+                    for (std::int64_t j = 0; j <= last; ++j) {
+                        const std::int64_t v0 = b * a.v_strides.batch + hk * a.v_strides.head + j * a.v_strides.row;
+                        acc += std::exp(s[j] - m) * double(v[v0 + c]);
+                    }
+                    o[o0 + c] = last < 0 ? 0.0 : acc / l;
+                }
+                lse[(static_cast<std::int64_t>(b) * a.heads_q + h) * a.seqlen_q + i] =
+                    last < 0 ? -std::numeric_limits<double>::infinity() : m + std::log(l);
+            }
+}
+
+}  // namespace fa_jit::testing

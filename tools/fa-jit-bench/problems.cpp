@@ -1,0 +1,199 @@
+#include "problems.hpp"
+
+#include "common/text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fa_jit::bench {
+namespace {
+
+std::vector<int> parse_ints(const std::string& text, const char* option) {
+    std::vector<int> out;
+    for (const std::string& item : tools::split_list(text)) {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+            v = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        // "1k", "16k": the sequence lengths of the papers' plots.
+        if (used + 1 == item.size() && (item.back() == 'k' || item.back() == 'K')) {
+            v *= 1024;
+            used = item.size();
+        }
+        if (used != item.size() || v <= 0 || v > (1 << 30))
+            throw UsageError(fmt::format("{} '{}': expected positive integers, e.g. 512,1k,2048", option, item));
+        out.push_back(static_cast<int>(v));
+    }
+    if (out.empty()) throw UsageError(fmt::format("{}: expected at least one value", option));
+    return out;
+}
+
+std::vector<DType> parse_dtypes(const std::string& text) {
+    std::vector<DType> out;
+    for (const std::string& name : tools::split_list(text)) {
+        try {
+            out.push_back(parse_dtype(name));
+        } catch (const InvalidArgument&) {
+            throw UsageError(fmt::format("--dtype '{}': expected fp32, fp16 or bf16", name));
+        }
+    }
+    if (out.empty()) throw UsageError("--dtype: expected fp32, fp16 or bf16");
+    return out;
+}
+
+std::vector<bool> parse_causal(const std::string& text) {
+    if (text == "both") return {false, true};
+    if (text == "yes") return {true};
+    if (text == "no") return {false};
+    throw UsageError(fmt::format("--causal '{}': expected yes, no or both", text));
+}
+
+Layout parse_layout(const std::string& text) {
+    if (text == "bshd") return Layout::bshd;
+    if (text == "bhsd") return Layout::bhsd;
+    throw UsageError(fmt::format("--layout '{}': expected bshd or bhsd", text));
+}
+
+// FlashAttention's protocol: 16k tokens per batch, heads * head_dim = 2048, seqlen 512 ... 16k.
+constexpr int kPaperTokens = 16384;
+constexpr int kPaperModelDim = 2048;
+constexpr int kPaperSeqlens[] = {512, 1024, 2048, 4096, 8192, 16384};
+
+}  // namespace
+
+double Problem::flops() const {
+    const double f = 4.0 * batch * heads * double(seqlen_q) * double(seqlen_k) * head_dim;
+    return causal ? f / 2 : f;
+}
+
+std::string Problem::label() const {
+    const std::string h = heads_kv == heads ? fmt::format("H{}", heads) : fmt::format("H{}/kv{}", heads, heads_kv);
+    return fmt::format("{} B{} {} Nq{} Nk{} d{} {}{}", to_string(dtype), batch, h, seqlen_q, seqlen_k, head_dim,
+                       causal ? "causal" : "full", layout == Layout::bhsd ? " bhsd" : "");
+}
+
+void add_options(CLI::App& app, BenchOptions& o) {
+    auto* shape = "Problem";
+    auto* batch = app.add_option("--batch", o.batch, "batch size")->capture_default_str()->group(shape);
+    auto* heads = app.add_option("--heads", o.heads, "query heads")->capture_default_str()->group(shape);
+    app.add_option("--heads-kv", o.heads_kv, "key/value heads (a divisor of --heads; default: = --heads)")
+        ->group(shape);
+    auto* sq = app.add_option("--seqlen-q", o.seqlen_q, "query lengths, comma-separated (512,1k,...)")
+                   ->capture_default_str()
+                   ->group(shape);
+    auto* sk = app.add_option("--seqlen-k", o.seqlen_k, "key lengths, comma-separated (default: = --seqlen-q)")
+                   ->group(shape);
+    app.add_option("--head-dim", o.head_dim, "head dimensions, comma-separated (default 128; paper preset: 64,128)")
+        ->group(shape);
+    o.dtype_option = app.add_option("--dtype", o.dtype, "element types, comma-separated: fp32, fp16, bf16")
+                         ->capture_default_str()
+                         ->group(shape);
+    o.causal_option = app.add_option("--causal", o.causal, "causal mask: yes, no or both (paper preset: both)")
+                          ->capture_default_str()
+                          ->group(shape);
+    app.add_option("--layout", o.layout, "memory layout: bshd ([batch, seq, heads, d]) or bhsd")
+        ->capture_default_str()
+        ->group(shape);
+    app.add_option("--preset", o.preset,
+                   "tutorial: B=1 H=96 N=512 d=128 (fp32 unless --dtype); paper: FlashAttention's protocol, "
+                   "batch*seqlen = 16k tokens, heads*head_dim = 2048, seqlen 512..16k, --head-dim default 64,128, "
+                   "causal both")
+        ->check(CLI::IsMember({"tutorial", "paper"}))
+        ->excludes(batch)
+        ->excludes(heads)
+        ->excludes(sq)
+        ->excludes(sk)
+        ->group(shape);
+
+    const auto* configs = "Tile configurations";
+    auto* config = app.add_option("--config", o.config, "force one tile config, e.g. 64x64w4 (B_r x B_c, warps)")
+                       ->group(configs);
+    auto* sweep = app.add_flag("--sweep", o.sweep, "measure every legal tile config (fa_jit::tile_configs)")
+                      ->excludes(config)
+                      ->group(configs);
+    app.add_flag("--save", o.save,
+                 "with --sweep: record each problem's fastest correct config in the tuning file, which "
+                 "attention() then uses on this GPU")
+        ->needs(sweep)
+        ->group(configs);
+
+    const auto* measure = "Measurement";
+    app.add_option("--reps", o.reps, "timed repetitions (the median is reported)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber)
+        ->group(measure);
+    app.add_option("--warmup", o.warmup, "untimed repetitions first")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber)
+        ->group(measure);
+    app.add_flag("--no-check", o.no_check, "skip the correctness check against attention_reference (not advised)")
+        ->group(measure);
+    app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str()->group(measure);
+
+    const auto* output = "Output";
+    auto* json = app.add_flag("--json", o.json, "print one JSON object (device, rows) instead of tables")
+                     ->group(output);
+    app.add_flag("--csv", o.csv, "print the rows as CSV instead of tables")->excludes(json)->group(output);
+    app.add_flag("-q,--quiet", o.quiet, "no progress lines on stderr")->group(output);
+}
+
+std::vector<Problem> make_problems(const BenchOptions& o) {
+    const Layout layout = parse_layout(o.layout);
+    const std::vector<DType> dtypes = parse_dtypes(o.dtype);
+    std::vector<Problem> problems;
+
+    if (o.preset == "tutorial") {
+        const std::vector<int> dims = o.head_dim.empty() ? std::vector<int>{128} : parse_ints(o.head_dim, "--head-dim");
+        for (DType dtype : dtypes)
+            for (int d : dims)
+                for (bool causal : parse_causal(o.causal))
+                    problems.push_back({dtype, 1, 96, 96, 512, 512, d, causal, layout});
+        return problems;
+    }
+    if (o.preset == "paper") {
+        const std::vector<int> dims =
+            o.head_dim.empty() ? std::vector<int>{64, 128} : parse_ints(o.head_dim, "--head-dim");
+        const std::vector<bool> causals = parse_causal(o.causal_option->count() ? o.causal : "both");
+        for (DType dtype : dtypes)
+            for (int d : dims) {
+                if (kPaperModelDim % d != 0)
+                    throw UsageError(fmt::format("--head-dim {}: the paper preset needs a divisor of {}", d,
+                                                 kPaperModelDim));
+                for (bool causal : causals)
+                    for (int n : kPaperSeqlens) {
+                        const int heads = kPaperModelDim / d;
+                        problems.push_back({dtype, kPaperTokens / n, heads, heads, n, n, d, causal, layout});
+                    }
+            }
+        return problems;
+    }
+
+    if (o.batch <= 0) throw UsageError(fmt::format("--batch {}: expected a positive batch size", o.batch));
+    if (o.heads <= 0) throw UsageError(fmt::format("--heads {}: expected a positive head count", o.heads));
+    const int heads_kv = o.heads_kv ? o.heads_kv : o.heads;
+    if (heads_kv <= 0 || o.heads % heads_kv != 0)
+        throw UsageError(fmt::format("--heads-kv {}: expected a divisor of --heads {}", heads_kv, o.heads));
+    const std::vector<int> seqlens_q = parse_ints(o.seqlen_q, "--seqlen-q");
+    const std::vector<int> seqlens_k = o.seqlen_k.empty() ? std::vector<int>{} : parse_ints(o.seqlen_k, "--seqlen-k");
+    const std::vector<int> dims = o.head_dim.empty() ? std::vector<int>{128} : parse_ints(o.head_dim, "--head-dim");
+    for (DType dtype : dtypes)
+        for (int d : dims)
+            for (bool causal : parse_causal(o.causal))
+                for (int nq : seqlens_q)
+                    for (int nk : seqlens_k.empty() ? std::vector<int>{nq} : seqlens_k)
+                        problems.push_back({dtype, o.batch, o.heads, heads_kv, nq, nk, d, causal, layout});
+    return problems;
+}
+
+std::optional<TileConfig> forced_config(const BenchOptions& o) {
+    if (o.config.empty()) return std::nullopt;
+    const auto t = tools::parse_tile_text(o.config);
+    if (!t) throw UsageError(fmt::format("--config '{}': expected B_r x B_c w warps, e.g. 64x64w4", o.config));
+    return TileConfig{t->block_m, t->block_n, t->warps};
+}
+
+}  // namespace fa_jit::bench

@@ -1,0 +1,77 @@
+// What fa-jit-bench measures: the problems (shapes) from the command line or a preset, and which tile configs.
+#pragma once
+
+#include "fa_jit/attention.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fa_jit::bench {
+
+enum class Layout { bshd, bhsd };
+
+struct Problem {
+    DType dtype = DType::f32;
+    int batch = 1, heads = 1, heads_kv = 1, seqlen_q = 1, seqlen_k = 1, head_dim = 64;
+    bool causal = false;
+    Layout layout = Layout::bshd;
+
+    ProblemClass problem_class() const { return {dtype, head_dim, causal, seqlen_q, seqlen_k}; }
+    // 4 * B * H * Nq * Nk * d, halved when causal (the FlashAttention papers' convention).
+    double flops() const;
+    // "fp32 B4 H16 Nq2048 Nk2048 d128 causal bshd" (heads_kv shown only when it differs: "H16/kv4").
+    std::string label() const;
+};
+
+struct BenchOptions {
+    // Problem shape (each list flag gives a cartesian product).
+    int batch = 4;
+    int heads = 16;
+    int heads_kv = 0;                  // 0: = heads
+    std::string seqlen_q = "2048";     // list
+    std::string seqlen_k;              // empty: = seqlen_q
+    std::string head_dim;              // list; empty: 128 (64,128 for --preset paper)
+    std::string dtype = "fp32";        // list
+    std::string causal = "no";         // yes | no | both (--preset paper: both)
+    std::string layout = "bshd";
+    std::string preset;                // "", tutorial, paper
+
+    // Configs.
+    std::string config;  // "64x64w4": force one
+    bool sweep = false;  // every config of tile_configs()
+    bool save = false;   // write each problem's best sweep config to the tuning file
+
+    // Measurement.
+    int reps = 30;
+    int warmup = 5;
+    bool no_check = false;
+    int device = 0;
+
+    // Output.
+    bool json = false;
+    bool csv = false;
+    bool quiet = false;
+
+    // Options whose presence matters (a preset must not silently override them).
+    CLI::Option* causal_option = nullptr;
+    CLI::Option* dtype_option = nullptr;
+};
+
+// Registers every option on `app` (which owns the returned pointers' targets through `options`).
+void add_options(CLI::App& app, BenchOptions& options);
+
+// Every problem the options describe; throws UsageError naming the option at fault.
+std::vector<Problem> make_problems(const BenchOptions& options);
+
+// The tile config of --config, or nullopt; throws UsageError when malformed.
+std::optional<TileConfig> forced_config(const BenchOptions& options);
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+}  // namespace fa_jit::bench

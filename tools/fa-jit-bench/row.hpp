@@ -1,0 +1,57 @@
+// One measured (problem, tile config) pair, and how rows are printed.
+#pragma once
+
+#include "check.hpp"
+#include "problems.hpp"
+
+#include "fa_jit/attention.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace fa_jit::bench {
+
+enum class RowStatus {
+    ok,         // checked and timed
+    unchecked,  // timed with --no-check
+    wrong,      // failed the correctness check: not timed, never saved
+    error,      // could not compile or run (see `error`)
+};
+const char* to_string(RowStatus status);
+
+struct Row {
+    Problem problem;
+    TileConfig tile;
+    bool chosen = false;  // the config attention() picks for this problem on this GPU
+    RowStatus status = RowStatus::error;
+    std::string error;    // why wrong or error: one line
+    std::string detail;   // the full message (e.g. the NVRTC log), printed once for the first failure
+
+    double ms = NAN;      // median over the timed repetitions
+    double tflops = NAN;
+    int registers = -1;   // per thread
+    int local_bytes = -1; // per thread: spills and stack
+    long long shared_bytes = -1;  // per block: dynamic + static
+    bool checked = false;
+    CheckResult check;
+    std::size_t input_sets = 0;
+
+    bool timed() const { return status == RowStatus::ok || status == RowStatus::unchecked; }
+};
+
+// The device line printed above the tables.
+struct DeviceSummary {
+    std::string name;
+    int cc_major = 0, cc_minor = 0, multiprocessors = 0;
+};
+
+// One line with every field, printed as each row finishes (human output).
+std::string row_line(const Row& row);
+// The compact table printed last: one line per row, or with a sweep one line per problem (best vs chosen).
+std::string final_table(const std::vector<Row>& rows, bool sweep);
+std::string rows_csv(const std::vector<Row>& rows);
+std::string rows_json(const DeviceSummary& device, const std::vector<Row>& rows, const std::vector<Row>& saved,
+                      int reps, int warmup);
+
+}  // namespace fa_jit::bench

@@ -1,0 +1,106 @@
+#include "workspace.hpp"
+
+#include "element_types.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace fa_jit::bench {
+namespace {
+
+// splitmix64: fast and good enough for test data; uniform in [-1, 1) (never all zeros, which would hide bugs).
+std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
+    std::vector<float> out(n);
+    std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (auto& v : out) {
+        std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        v = static_cast<float>(static_cast<double>(z >> 40) / double(1ull << 23) - 1.0);
+    }
+    return out;
+}
+
+DeviceBuffer upload_random(std::size_t n, DType dtype, std::uint64_t seed) {
+    const std::string bytes = encode(random_values(n, seed), dtype);
+    DeviceBuffer buffer(bytes.size());
+    buffer.upload(bytes.data(), bytes.size());
+    return buffer;
+}
+
+}  // namespace
+
+Workspace::Workspace(const Problem& p) : problem_(p) {
+    const std::size_t es = element_size(p.dtype);
+    q_elems_ = std::size_t(p.batch) * p.heads * p.seqlen_q * p.head_dim;
+    kv_elems_ = std::size_t(p.batch) * p.heads_kv * p.seqlen_k * p.head_dim;
+    lse_elems_ = std::size_t(p.batch) * p.heads * p.seqlen_q;
+    set_bytes_ = (q_elems_ + 2 * kv_elems_) * es;
+
+    std::size_t sets = (kRotationTargetBytes + set_bytes_ - 1) / set_bytes_;
+    sets = std::clamp<std::size_t>(sets, 1, kMaxInputSets);
+    while (sets > 1 && sets * set_bytes_ > kRotationMaxBytes) --sets;
+    for (std::size_t s = 0; s < sets; ++s) {
+        const std::uint64_t seed = 1000 + 3 * s;
+        sets_.push_back({upload_random(q_elems_, p.dtype, seed), upload_random(kv_elems_, p.dtype, seed + 1),
+                         upload_random(kv_elems_, p.dtype, seed + 2)});
+    }
+    o_ = DeviceBuffer(q_elems_ * es);
+    lse_ = DeviceBuffer(lse_elems_ * sizeof(float));
+    ref_o_ = DeviceBuffer(q_elems_ * es);
+    ref_lse_ = DeviceBuffer(lse_elems_ * sizeof(float));
+}
+
+AttentionArgs Workspace::base_args() const {
+    AttentionArgs a;
+    a.dtype = problem_.dtype;
+    a.batch = problem_.batch;
+    a.heads_q = problem_.heads;
+    a.heads_kv = problem_.heads_kv;
+    a.seqlen_q = problem_.seqlen_q;
+    a.seqlen_k = problem_.seqlen_k;
+    a.head_dim = problem_.head_dim;
+    a.causal = problem_.causal;
+    if (problem_.layout == Layout::bshd)
+        a.layout_bshd();
+    else
+        a.layout_bhsd();
+    return a;
+}
+
+AttentionArgs Workspace::args(std::size_t set) const {
+    AttentionArgs a = base_args();
+    const Inputs& in = sets_[set % sets_.size()];
+    a.q = in.q.get();
+    a.k = in.k.get();
+    a.v = in.v.get();
+    a.o = o_.get();
+    a.lse = static_cast<float*>(lse_.get());
+    return a;
+}
+
+AttentionArgs Workspace::reference_args() const {
+    AttentionArgs a = args(0);
+    a.o = ref_o_.get();
+    a.lse = static_cast<float*>(ref_lse_.get());
+    return a;
+}
+
+void Workspace::poison_outputs() {
+    o_.fill_bytes(0xFF);
+    lse_.fill_bytes(0xFF);
+}
+
+HostOutput Workspace::download(const DeviceBuffer& o, const DeviceBuffer& lse) const {
+    std::string bytes(o.size(), '\0');
+    o.download(bytes.data(), bytes.size());
+    HostOutput out{decode(bytes, problem_.dtype), std::vector<float>(lse_elems_)};
+    lse.download(out.lse.data(), lse_elems_ * sizeof(float));
+    return out;
+}
+
+HostOutput Workspace::download_output() const { return download(o_, lse_); }
+HostOutput Workspace::download_reference() const { return download(ref_o_, ref_lse_); }
+
+}  // namespace fa_jit::bench
