@@ -149,6 +149,21 @@ TEST_CASE("fp32 attention matches a float64 reference over a grid of shapes", "[
     for (const Case& c : cases) check_case(c, rng);
 }
 
+// A few shapes that together reach every code path (edges, causal both ways, GQA, odd head dims, no keys), small
+// enough to run under compute-sanitizer memcheck and racecheck (scripts/gpu-check).
+TEST_CASE("fp32 attention on the sanitizer subset", "[attention][sanitize]") {
+    current_device();
+    std::mt19937 rng(11);
+    const std::vector<Case> cases = {
+        {1, 2, 1, 70, 45, 64, true, Layout::bshd},     // Nq > Nk causal: rows without keys
+        {1, 2, 2, 45, 70, 128, true, Layout::bhsd},    // Nq < Nk causal
+        {1, 2, 1, 33, 47, 7, false, Layout::padded},   // 4-byte copies
+        {1, 1, 1, 40, 90, 256, false, Layout::bshd},
+        {1, 1, 1, 10, 0, 32, false, Layout::bshd},
+    };
+    for (const Case& c : cases) check_case(c, rng);
+}
+
 TEST_CASE("every tile configuration of a head dim computes the same function", "[attention]") {
     current_device();
     std::mt19937 rng(7);

@@ -61,9 +61,8 @@ struct Run {
 };
 
 // All configs of one problem; the reference runs once and is shared by every config.
-void bench_problem(const Problem& problem, const BenchOptions& options, const std::optional<TileConfig>& forced,
-                   Stream& stream, tools::Progress& progress, Run& run) {
-    const DeviceInfo& device = current_device();
+void bench_problem(const Problem& problem, const DeviceInfo& device, const BenchOptions& options,
+                   const std::optional<TileConfig>& forced, Stream& stream, tools::Progress& progress, Run& run) {
     const TileConfig chosen = choose_tile_config(device, problem.problem_class());
     std::vector<TileConfig> configs = options.sweep ? tile_configs(problem.dtype, problem.head_dim)
                                       : forced      ? std::vector<TileConfig>{*forced}
@@ -131,6 +130,8 @@ int run_bench(int argc, char** argv) {
     // Everything the arguments decide is checked before looking for a GPU: argument errors work anywhere.
     const std::vector<Problem> problems = make_problems(options);
     const std::optional<TileConfig> forced = forced_config(options);
+    if (options.save && options.no_check)
+        throw UsageError("--save needs the correctness check: a config is saved only once it is known to be right");
 
     if (const std::string why = no_device_reason(); !why.empty()) {
         std::fprintf(stderr, "fa-jit-bench: no CUDA device (%s)\n", why.c_str());
@@ -152,7 +153,7 @@ int run_bench(int argc, char** argv) {
         // Human output prints every row on stdout already: a progress line only where it is redrawn in place.
         const bool human = !options.json && !options.csv;
         tools::Progress progress(total, !options.quiet && (!human || tools::is_terminal(STDERR_FILENO)));
-        for (const Problem& p : problems) bench_problem(p, options, forced, stream, progress, run);
+        for (const Problem& p : problems) bench_problem(p, device, options, forced, stream, progress, run);
     }
 
     bool failed = false;

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""fa-jit against PyTorch SDPA's backends, in one process on one GPU.
+
+fa-jit is called through its C ABI (ctypes) on tensors torch allocated, on torch's current stream; every
+implementation is timed with CUDA events (median of many repetitions after warm-up, rotating input sets so L2 does
+not flatter) and checked against a reference before it is timed.
+
+    python3 bench/compare.py --lib build/libfa_jit.so [--dtype fp32] [--quick] [--json out.json]
+"""
+import argparse
+import ctypes
+import json
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+class Strides(ctypes.Structure):
+    _fields_ = [("batch", ctypes.c_int64), ("head", ctypes.c_int64), ("row", ctypes.c_int64)]
+
+
+class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h
+    _fields_ = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+                ("lse", ctypes.c_void_p), ("dtype", ctypes.c_int),
+                ("batch", ctypes.c_int32), ("heads_q", ctypes.c_int32), ("heads_kv", ctypes.c_int32),
+                ("seqlen_q", ctypes.c_int32), ("seqlen_k", ctypes.c_int32), ("head_dim", ctypes.c_int32),
+                ("q_strides", Strides), ("k_strides", Strides), ("v_strides", Strides), ("o_strides", Strides),
+                ("scale", ctypes.c_float), ("causal", ctypes.c_int32)]
+
+
+DTYPES = {"fp32": (torch.float32, 0), "fp16": (torch.float16, 1), "bf16": (torch.bfloat16, 2)}
+PEERS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+         "efficient": SDPBackend.EFFICIENT_ATTENTION}
+
+
+def strides(t):  # [B, H, N, d] tensor -> element strides
+    s = t.stride()
+    return Strides(s[0], s[1], s[2])
+
+
+class FaJit:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.fa_jit_attention.restype = ctypes.c_int
+        self.lib.fa_jit_attention.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
+        self.lib.fa_jit_last_error.restype = ctypes.c_char_p
+
+    def __call__(self, q, k, v, o, causal, dtype_code):
+        a = Args(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), None, dtype_code,
+                 q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
+                 strides(q), strides(k), strides(v), strides(o), 0.0, int(causal))
+        status = self.lib.fa_jit_attention(ctypes.byref(a), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        if status != 0:
+            raise RuntimeError(f"fa_jit_attention: status {status}: {self.lib.fa_jit_last_error().decode()}")
+
+
+def time_ms(fn, input_sets, warmup, reps):
+    for i in range(warmup):
+        fn(*input_sets[i % len(input_sets)])
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        args = input_sets[i % len(input_sets)]
+        starts[i].record()
+        fn(*args)
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def reference(q, k, v, causal):
+    """float64 attention, chunked over heads so large shapes fit; bottom-right causal alignment."""
+    out = torch.empty(q.shape, dtype=torch.float64, device=q.device)
+    nq, nk = q.shape[2], k.shape[2]
+    mask = None
+    if causal:
+        i = torch.arange(nq, device=q.device)[:, None]
+        j = torch.arange(nk, device=q.device)[None, :]
+        mask = j <= i + (nk - nq)
+    group = q.shape[1] // k.shape[1]
+    for b in range(q.shape[0]):
+        for h in range(q.shape[1]):
+            s = (q[b, h].double() @ k[b, h // group].double().T) / math.sqrt(q.shape[3])
+            if mask is not None:
+                s = s.masked_fill(~mask, float("-inf"))
+            out[b, h] = torch.softmax(s, dim=-1).nan_to_num(0.0) @ v[b, h // group].double()
+    return out
+
+
+def shapes(args):
+    rows = []
+    if args.dtype == "fp32":
+        rows.append(("tutorial", 1, 96, 512, 128, False))
+    seqlens = [512, 2048, 16384] if args.quick else [512, 1024, 2048, 4096, 8192, 16384]
+    for d in args.head_dims:
+        for causal in (False, True):
+            for n in seqlens:
+                rows.append(("16k tokens", 16384 // n, 2048 // d, n, d, causal))
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lib", default="build/libfa_jit.so")
+    p.add_argument("--dtype", default="fp32", choices=DTYPES)
+    p.add_argument("--head-dims", type=int, nargs="+", default=[64, 128])
+    p.add_argument("--quick", action="store_true", help="fewer sequence lengths")
+    p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--json", help="write the rows here")
+    args = p.parse_args()
+
+    torch.manual_seed(0)
+    dtype, code = DTYPES[args.dtype]
+    fa = FaJit(args.lib)
+    peers = ["efficient"] if args.dtype == "fp32" else ["flash", "cudnn", "efficient"]
+    tol = {"fp32": 1e-4, "fp16": 3e-3, "bf16": 2e-2}[args.dtype]
+    print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}  dtype {args.dtype}", flush=True)
+    results = []
+    for name, b, h, n, d, causal in shapes(args):
+        flops = 4.0 * b * h * n * n * d / (2 if causal else 1)
+        bytes_per_set = 4 * b * h * n * d * dtype.itemsize
+        n_sets = max(1, min(8, math.ceil(2 * 60e6 / bytes_per_set)))  # > 2x a 60 MB L2 when small
+        sets = [tuple(torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(n_sets)]
+        o = torch.empty_like(sets[0][0])
+        row = {"shape": name, "batch": b, "heads": h, "seqlen": n, "head_dim": d, "causal": causal}
+
+        # Correctness first: fa-jit against float64 (small shapes) or against SDPA efficient (fp32-accurate).
+        q, k, v = sets[0]
+        o.fill_(float("nan"))
+        fa(q, k, v, o, causal, code)
+        torch.cuda.synchronize()
+        if b * h * n * n <= 2**31:
+            ref = reference(q, k, v, causal)
+            ref_name = "float64"
+        else:
+            with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+                ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal).double()
+            ref_name = "SDPA efficient fp32"
+        err = ((o.double() - ref).norm() / ref.norm()).item()
+        row["fa_jit_rel_err"] = err
+        row["reference"] = ref_name
+        ok = math.isfinite(err) and err < tol and bool(torch.isfinite(o).all())
+        if ok:
+            ms = time_ms(lambda q, k, v: fa(q, k, v, o, causal, code), sets, args.warmup, args.reps)
+            row["fa_jit_tflops"] = flops / ms / 1e9
+        else:
+            row["fa_jit_tflops"] = None
+            print(f"WRONG: fa-jit {row} rel err {err:.3g} vs {ref_name}", flush=True)
+        for peer in peers:
+            try:
+                with sdpa_kernel(PEERS[peer]):
+                    ms = time_ms(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal), sets,
+                                 args.warmup, args.reps)
+                row[f"{peer}_tflops"] = flops / ms / 1e9
+            except RuntimeError:  # the backend does not support this dtype or shape
+                row[f"{peer}_tflops"] = None
+        results.append(row)
+        peer_text = "  ".join(f"{peer} {row[f'{peer}_tflops'] or 0:7.1f}" for peer in peers)
+        print(f"{name:10s} B={b:<3d} H={h:<3d} N={n:<6d} d={d:<3d} causal={int(causal)}  "
+              f"fa-jit {row['fa_jit_tflops'] or 0:7.1f}  {peer_text}  err {err:.1e}", flush=True)
+        del sets, o
+
+    print(f"\n{'shape':10s} {'B':>3s} {'H':>3s} {'N':>6s} {'d':>4s} {'causal':>6s} {'fa-jit':>8s} " +
+          " ".join(f"{p:>9s} {'ratio':>6s}" for p in peers) + "   (TFLOP/s)")
+    for r in results:
+        line = (f"{r['shape']:10s} {r['batch']:3d} {r['heads']:3d} {r['seqlen']:6d} {r['head_dim']:4d} "
+                f"{int(r['causal']):6d} {r['fa_jit_tflops'] or 0:8.1f} ")
+        for peer in peers:
+            t = r[f"{peer}_tflops"]
+            ratio = (r["fa_jit_tflops"] or 0) / t if t else float("nan")
+            line += f"{t or 0:9.1f} {ratio:6.2f} "
+        print(line)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0 if all(r["fa_jit_tflops"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
