@@ -40,28 +40,27 @@ Loaded load() {
             ""));
         return out;
     }
-    // cuGetProcAddress returns the version of each entry point that matches the CUDA version we were built with.
+    // Each entry point at the version of the prototype it is called through (see driver_api.hpp). Drivers without
+    // cuGetProcAddress: the exact symbol cuda.h maps the name to (e.g. cuMemAlloc -> cuMemAlloc_v2).
     auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
-    auto resolve = [&](const char* name) -> void* {
+    auto resolve = [&](const char* name, int version, const char* symbol) -> void* {
         void* fn = nullptr;
-        if (get_proc) {
-            CUdriverProcAddressQueryResult status{};
-            if (get_proc(name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) == CUDA_SUCCESS &&
-                status == CU_GET_PROC_ADDRESS_SUCCESS)
-                return fn;
-        }
-        // Older drivers: the plain symbol, then its _v2 variant.
-        fn = dlsym(lib, name);
-        if (!fn) fn = dlsym(lib, (std::string(name) + "_v2").c_str());
-        return fn;
+        CUdriverProcAddressQueryResult status{};
+        if (get_proc && get_proc(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) == CUDA_SUCCESS &&
+            status == CU_GET_PROC_ADDRESS_SUCCESS)
+            return fn;
+        return dlsym(lib, symbol);
     };
     std::string missing;
-#define FA_JIT_RESOLVE(name)                                                                                          \
-    out.api.name = reinterpret_cast<decltype(out.api.name)>(resolve(#name));                                          \
+#define FA_JIT_SYMBOL(name) #name
+#define FA_JIT_EXPANDED_SYMBOL(name) FA_JIT_SYMBOL(name)
+#define FA_JIT_RESOLVE(name, version)                                                                                 \
+    out.api.name = reinterpret_cast<decltype(out.api.name)>(resolve(#name, version, FA_JIT_EXPANDED_SYMBOL(name)));  \
     if (!out.api.name) missing += (missing.empty() ? "" : ", ") + std::string(#name);
     FA_JIT_DRIVER_FUNCTIONS(FA_JIT_RESOLVE)
 #undef FA_JIT_RESOLVE
-#define FA_JIT_RESOLVE_OPTIONAL(name) out.api.name = reinterpret_cast<decltype(out.api.name)>(resolve(#name));
+#define FA_JIT_RESOLVE_OPTIONAL(name, version)                                                                        \
+    out.api.name = reinterpret_cast<decltype(out.api.name)>(resolve(#name, version, FA_JIT_EXPANDED_SYMBOL(name)));
     FA_JIT_DRIVER_OPTIONAL_FUNCTIONS(FA_JIT_RESOLVE_OPTIONAL)
 #undef FA_JIT_RESOLVE_OPTIONAL
     if (!missing.empty()) {

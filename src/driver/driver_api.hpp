@@ -6,48 +6,50 @@
 
 namespace fa_jit::driver {
 
-// One pointer per driver entry point fa_jit uses, typed from cuda.h's own prototypes (decltype keeps them exact:
-// cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2, and cuGetProcAddress resolves the base name to that version).
+// One pointer per driver entry point fa_jit uses, typed from cuda.h's own prototypes, with the CUDA version that
+// introduced that prototype. cuGetProcAddress must be asked for that version, not for CUDA_VERSION: one base name
+// can carry several ABIs (CUDA 13.0 gave cuCtxSynchronize and cuCtxGetDevice a context parameter), and the
+// newest one would not match the prototype we call. Versions are those of cudaTypedefs.h's PFN_<name>_v<version>.
 #define FA_JIT_DRIVER_FUNCTIONS(X)                                                                                    \
-    X(cuInit)                                                                                                         \
-    X(cuDriverGetVersion)                                                                                             \
-    X(cuGetErrorName)                                                                                                 \
-    X(cuGetErrorString)                                                                                               \
-    X(cuDeviceGetCount)                                                                                               \
-    X(cuDeviceGet)                                                                                                    \
-    X(cuDeviceGetName)                                                                                                \
-    X(cuDeviceGetAttribute)                                                                                           \
-    X(cuDevicePrimaryCtxRetain)                                                                                       \
-    X(cuCtxGetCurrent)                                                                                                \
-    X(cuCtxSetCurrent)                                                                                                \
-    X(cuCtxGetDevice)                                                                                                 \
-    X(cuCtxSynchronize)                                                                                               \
-    X(cuModuleLoadData)                                                                                               \
-    X(cuModuleUnload)                                                                                                 \
-    X(cuModuleGetFunction)                                                                                            \
-    X(cuFuncGetAttribute)                                                                                             \
-    X(cuFuncSetAttribute)                                                                                             \
-    X(cuLaunchKernel)                                                                                                 \
-    X(cuMemAlloc)                                                                                                     \
-    X(cuMemFree)                                                                                                      \
-    X(cuMemcpyHtoD)                                                                                                   \
-    X(cuMemcpyDtoH)                                                                                                   \
-    X(cuMemsetD8)                                                                                                     \
-    X(cuStreamCreate)                                                                                                 \
-    X(cuStreamDestroy)                                                                                                \
-    X(cuStreamSynchronize)                                                                                            \
-    X(cuEventCreate)                                                                                                  \
-    X(cuEventDestroy)                                                                                                 \
-    X(cuEventRecord)                                                                                                  \
-    X(cuEventSynchronize)                                                                                             \
-    X(cuEventElapsedTime)                                                                                             \
-    X(cuPointerGetAttribute)
+    X(cuInit, 2000)                                                                                                   \
+    X(cuDriverGetVersion, 2020)                                                                                       \
+    X(cuGetErrorName, 6000)                                                                                           \
+    X(cuGetErrorString, 6000)                                                                                         \
+    X(cuDeviceGetCount, 2000)                                                                                         \
+    X(cuDeviceGet, 2000)                                                                                              \
+    X(cuDeviceGetName, 2000)                                                                                          \
+    X(cuDeviceGetAttribute, 2000)                                                                                     \
+    X(cuDevicePrimaryCtxRetain, 7000)                                                                                 \
+    X(cuCtxGetCurrent, 4000)                                                                                          \
+    X(cuCtxSetCurrent, 4000)                                                                                          \
+    X(cuCtxGetDevice, 2000)                                                                                           \
+    X(cuCtxSynchronize, 2000)                                                                                         \
+    X(cuModuleLoadData, 2000)                                                                                         \
+    X(cuModuleUnload, 2000)                                                                                           \
+    X(cuModuleGetFunction, 2000)                                                                                      \
+    X(cuFuncGetAttribute, 2020)                                                                                       \
+    X(cuFuncSetAttribute, 9000)                                                                                       \
+    X(cuLaunchKernel, 4000)                                                                                           \
+    X(cuMemAlloc, 3020)                                                                                               \
+    X(cuMemFree, 3020)                                                                                                \
+    X(cuMemcpyHtoD, 3020)                                                                                             \
+    X(cuMemcpyDtoH, 3020)                                                                                             \
+    X(cuMemsetD8, 3020)                                                                                               \
+    X(cuStreamCreate, 2000)                                                                                           \
+    X(cuStreamDestroy, 4000)                                                                                          \
+    X(cuStreamSynchronize, 2000)                                                                                      \
+    X(cuEventCreate, 2000)                                                                                            \
+    X(cuEventDestroy, 4000)                                                                                           \
+    X(cuEventRecord, 2000)                                                                                            \
+    X(cuEventSynchronize, 2000)                                                                                       \
+    X(cuEventElapsedTime, 12080)                                                                                      \
+    X(cuPointerGetAttribute, 4000)
 
 // Entry points that older drivers lack; null when absent, and callers fall back.
-#define FA_JIT_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo)
+#define FA_JIT_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo, 12040)
 
 struct Api {
-#define FA_JIT_DECLARE(name) decltype(&::name) name = nullptr;
+#define FA_JIT_DECLARE(name, version) decltype(&::name) name = nullptr;
     FA_JIT_DRIVER_FUNCTIONS(FA_JIT_DECLARE)
     FA_JIT_DRIVER_OPTIONAL_FUNCTIONS(FA_JIT_DECLARE)
 #undef FA_JIT_DECLARE
