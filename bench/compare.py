@@ -72,23 +72,22 @@ def time_ms(fn, input_sets, warmup, reps):
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
-def reference(q, k, v, causal):
-    """float64 attention, chunked over heads so large shapes fit; bottom-right causal alignment."""
-    out = torch.empty(q.shape, dtype=torch.float64, device=q.device)
-    nq, nk = q.shape[2], k.shape[2]
-    mask = None
-    if causal:
-        i = torch.arange(nq, device=q.device)[:, None]
-        j = torch.arange(nk, device=q.device)[None, :]
-        mask = j <= i + (nk - nq)
+def reference_rows(q, k, v, causal, rows):
+    """float64 attention for the query rows `rows` (all heads, all keys); bottom-right causal alignment."""
+    nq, nk, d = q.shape[2], k.shape[2], q.shape[3]
     group = q.shape[1] // k.shape[1]
-    for b in range(q.shape[0]):
-        for h in range(q.shape[1]):
-            s = (q[b, h].double() @ k[b, h // group].double().T) / math.sqrt(q.shape[3])
-            if mask is not None:
-                s = s.masked_fill(~mask, float("-inf"))
-            out[b, h] = torch.softmax(s, dim=-1).nan_to_num(0.0) @ v[b, h // group].double()
-    return out
+    kk = k.double().repeat_interleave(group, dim=1)
+    vv = v.double().repeat_interleave(group, dim=1)
+    s = (q[:, :, rows].double() @ kk.transpose(-1, -2)) / math.sqrt(d)
+    if causal:
+        j = torch.arange(nk, device=q.device)[None, :]
+        s = s.masked_fill(~(j <= rows[:, None] + (nk - nq)), float("-inf"))
+    return torch.softmax(s, dim=-1).nan_to_num(0.0) @ vv
+
+
+def rel_err(out, ref, rows):
+    x = out[:, :, rows].double()
+    return ((x - ref).norm() / ref.norm()).item()
 
 
 def shapes(args):
@@ -129,28 +128,26 @@ def main():
         o = torch.empty_like(sets[0][0])
         row = {"shape": name, "batch": b, "heads": h, "seqlen": n, "head_dim": d, "causal": causal}
 
-        # Correctness first: fa-jit against float64 (small shapes) or against SDPA efficient (fp32-accurate).
+        # Correctness first, against float64 on a random subset of query rows (all of them when few), with the
+        # error of SDPA's fp32-capable backend on the same rows for scale.
         q, k, v = sets[0]
+        rows = torch.randperm(n, device="cuda")[:256].sort().values
+        ref = reference_rows(q, k, v, causal, rows)
         o.fill_(float("nan"))
         fa(q, k, v, o, causal, code)
         torch.cuda.synchronize()
-        if b * h * n * n <= 2**31:
-            ref = reference(q, k, v, causal)
-            ref_name = "float64"
-        else:
-            with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
-                ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal).double()
-            ref_name = "SDPA efficient fp32"
-        err = ((o.double() - ref).norm() / ref.norm()).item()
-        row["fa_jit_rel_err"] = err
-        row["reference"] = ref_name
-        ok = math.isfinite(err) and err < tol and bool(torch.isfinite(o).all())
+        err = rel_err(o, ref, rows)
+        with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+            peer_err = rel_err(F.scaled_dot_product_attention(q, k, v, is_causal=causal), ref, rows)
+        row["fa_jit_rel_err"], row["efficient_rel_err"] = err, peer_err
+        # Within the dtype's tolerance, or no worse than 1.5x the peer on the same inputs.
+        ok = bool(torch.isfinite(o).all()) and math.isfinite(err) and (err < tol or err <= 1.5 * peer_err)
         if ok:
             ms = time_ms(lambda q, k, v: fa(q, k, v, o, causal, code), sets, args.warmup, args.reps)
             row["fa_jit_tflops"] = flops / ms / 1e9
         else:
             row["fa_jit_tflops"] = None
-            print(f"WRONG: fa-jit {row} rel err {err:.3g} vs {ref_name}", flush=True)
+            print(f"WRONG: fa-jit {row} rel err {err:.3g} (SDPA efficient {peer_err:.3g})", flush=True)
         for peer in peers:
             try:
                 with sdpa_kernel(PEERS[peer]):
@@ -162,7 +159,7 @@ def main():
         results.append(row)
         peer_text = "  ".join(f"{peer} {row[f'{peer}_tflops'] or 0:7.1f}" for peer in peers)
         print(f"{name:10s} B={b:<3d} H={h:<3d} N={n:<6d} d={d:<3d} causal={int(causal)}  "
-              f"fa-jit {row['fa_jit_tflops'] or 0:7.1f}  {peer_text}  err {err:.1e}", flush=True)
+              f"fa-jit {row['fa_jit_tflops'] or 0:7.1f}  {peer_text}  err {err:.1e} (efficient {peer_err:.1e})", flush=True)
         del sets, o
 
     print(f"\n{'shape':10s} {'B':>3s} {'H':>3s} {'N':>6s} {'d':>4s} {'causal':>6s} {'fa-jit':>8s} " +

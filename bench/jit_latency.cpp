@@ -5,6 +5,7 @@
 //   fa-jit-latency --first    (internal) the fresh process: prints the first call's latency after context creation.
 // FA_JIT_CACHE_DIR should point to an empty directory for the cold figures to be cold.
 #include "attention_params.cuh"
+#include "cache/compile_cached.hpp"
 #include "cache/disk_cache.hpp"
 #include "driver/driver_api.hpp"
 #include "fa_jit/attention.hpp"
@@ -55,7 +56,11 @@ int first_call() {
     const auto t1 = Clock::now();
     attention(p.args, nullptr);
     synchronize();
-    std::printf("context_ms=%.2f first_call_ms=%.3f\n", context_ms, ms_since(t1));
+    const double first_ms = ms_since(t1);
+    // The part of it spent loading NVRTC to learn its version (the cache key holds it); already loaded: ~0.
+    const auto t2 = Clock::now();
+    cache::cache_nvrtc_version();
+    std::printf("context_ms=%.2f first_call_ms=%.3f nvrtc_again_ms=%.3f\n", context_ms, first_ms, ms_since(t2));
     return 0;
 }
 
@@ -69,6 +74,12 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
     try {
         if (argc > 1 && !std::strcmp(argv[1], "--first")) return first_call();
+        if (argc > 1 && !std::strcmp(argv[1], "--nvrtc")) {
+            const auto t0 = Clock::now();
+            nvrtc_version();
+            std::printf("nvrtc_load_ms=%.3f\n", ms_since(t0));
+            return 0;
+        }
         const DeviceInfo& device = current_device();
         std::printf("device: %s (sm_%d%d), driver %d, NVRTC %d, cache %s\n", device.name.c_str(), device.cc_major,
                     device.cc_minor, driver_version(), nvrtc_version(),
@@ -96,15 +107,23 @@ int main(int argc, char** argv) {
         const double cold_first_call_ms = ms_since(t);
 
         // 3. A fresh process with the disk cache now warm.
-        std::vector<double> fresh;
+        std::vector<double> fresh, contexts;
         for (int i = 0; i < 5; ++i) {
             FILE* pipe = popen((std::string(argv[0]) + " --first").c_str(), "r");
-            double context_ms = 0, first_ms = 0;
-            if (!pipe || std::fscanf(pipe, "context_ms=%lf first_call_ms=%lf", &context_ms, &first_ms) != 2)
+            double context_ms = 0, first_ms = 0, again_ms = 0;
+            if (!pipe ||
+                std::fscanf(pipe, "context_ms=%lf first_call_ms=%lf nvrtc_again_ms=%lf", &context_ms, &first_ms,
+                            &again_ms) != 3)
                 throw Error("the --first child failed");
             pclose(pipe);
             fresh.push_back(first_ms);
+            contexts.push_back(context_ms);
         }
+        // NVRTC load time alone, in a process that has not loaded it: the child of --nvrtc.
+        FILE* pipe = popen((std::string(argv[0]) + " --nvrtc").c_str(), "r");
+        double nvrtc_load_ms = -1;
+        if (!pipe || std::fscanf(pipe, "nvrtc_load_ms=%lf", &nvrtc_load_ms) != 1) throw Error("the --nvrtc child failed");
+        pclose(pipe);
 
         // 4. Hot path: host time per call, attention() against cuLaunchKernel of the same function and params.
         const Kernel kernel = attention_kernel(spec);
@@ -121,19 +140,18 @@ int main(int argc, char** argv) {
         void* args[] = {&params};
         const unsigned grid_x = (128 + spec.tile.block_m - 1) / spec.tile.block_m;
         Stream stream;
-        const int calls = 2000;
+        // Each call timed alone on an idle stream, so that neither waits for the GPU to drain a full queue.
         std::vector<double> bare, ours;
-        for (int round = 0; round < 15; ++round) {
+        for (int i = 0; i < 3000; ++i) {
             stream.synchronize();
             t = Clock::now();
-            for (int i = 0; i < calls; ++i)
-                FA_JIT_CU(cuLaunchKernel, kernel.get(), grid_x, 4, 1, spec.threads(), 1, 1,
-                          static_cast<unsigned>(spec.shared_bytes()), stream.get(), args, nullptr);
-            bare.push_back(ms_since(t) * 1000.0 / calls);
+            FA_JIT_CU(cuLaunchKernel, kernel.get(), grid_x, 4, 1, spec.threads(), 1, 1,
+                      static_cast<unsigned>(spec.shared_bytes()), stream.get(), args, nullptr);
+            bare.push_back(ms_since(t) * 1000.0);
             stream.synchronize();
             t = Clock::now();
-            for (int i = 0; i < calls; ++i) attention(p.args, stream.get());
-            ours.push_back(ms_since(t) * 1000.0 / calls);
+            attention(p.args, stream.get());
+            ours.push_back(ms_since(t) * 1000.0);
         }
         stream.synchronize();
 
@@ -142,7 +160,9 @@ int main(int argc, char** argv) {
         std::printf("%-58s %8.1f ms\n", fmt::format("NVRTC compile, {}", spec.tile.to_string() + " d64").c_str(),
                     attention_compile_ms);
         std::printf("%-58s %8.1f ms\n", "first attention(), empty cache (compile+store+load+run)", cold_first_call_ms);
+        std::printf("%-58s %8.1f ms\n", "context creation, fresh process (median of 5)", median(contexts));
         std::printf("%-58s %8.3f ms\n", "first attention(), fresh process, warm cache (median of 5)", median(fresh));
+        std::printf("%-58s %8.3f ms\n", "  of which NVRTC load, to learn its version", nvrtc_load_ms);
         std::printf("%-58s %8.2f us\n", "bare cuLaunchKernel, host time per call (median)", median(bare));
         std::printf("%-58s %8.2f us\n", "hot attention(), host time per call (median)", median(ours));
         std::printf("%-58s %8.2f x\n", "hot attention() / bare cuLaunchKernel", median(ours) / median(bare));

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -30,6 +31,8 @@ struct Loaded {
     Api api;
     std::exception_ptr error;
 };
+
+std::atomic<bool> is_loaded{false};
 
 Loaded load() {
     Loaded out;
@@ -60,6 +63,7 @@ Loaded load() {
     int major = 0, minor = 0;
     out.api.nvrtcVersion(&major, &minor);
     out.api.version = major * 1000 + minor * 10;
+    is_loaded.store(true, std::memory_order_release);
     return out;
 }
 
@@ -69,6 +73,15 @@ const Api& api() {
     static const Loaded loaded = load();
     if (loaded.error) std::rethrow_exception(loaded.error);
     return loaded.api;
+}
+
+bool loaded() noexcept { return is_loaded.load(std::memory_order_acquire); }
+
+std::string library_path() {
+    if (!loaded()) return "";
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void*>(api().nvrtcVersion), &info) || !info.dli_fname) return "";
+    return info.dli_fname;
 }
 
 }  // namespace nvrtc

@@ -3,6 +3,8 @@
 
 #include <nvrtc.h>
 
+#include <string>
+
 namespace fa_jit::nvrtc {
 
 #define FA_JIT_NVRTC_FUNCTIONS(X)                                                                                     \
@@ -31,5 +33,11 @@ struct Api {
 
 // The loaded NVRTC. Throws CompileError ("NVRTC not found ...") when it cannot be loaded.
 const Api& api();
+
+// True once api() has loaded NVRTC in this process (never loads it).
+bool loaded() noexcept;
+
+// The file NVRTC was loaded from ("" before it is loaded).
+std::string library_path();
 
 }  // namespace fa_jit::nvrtc
