@@ -120,6 +120,13 @@ __device__ __forceinline__ Tf32Split split_tf32(float x) {
     const unsigned big = float_as_bits(x) & 0xffffe000u;
     return {big, float_as_bits(x - bits_as_float(big))};
 }
+// The same, but never hoisted or shared between uses by the compiler (a volatile asm is not common-subexpression
+// eliminated): recomputing a split costs two instructions, keeping it alive costs two registers per element.
+__device__ __forceinline__ Tf32Split split_tf32_here(float x) {
+    unsigned big;
+    asm volatile("and.b32 %0, %1, 0xffffe000;" : "=r"(big) : "r"(float_as_bits(x)));
+    return {big, float_as_bits(x - bits_as_float(big))};
+}
 
 // D[16x8] += A[16x8] (row-major) * B[8x8] (column-major), TF32 inputs, fp32 accumulate.
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
@@ -141,7 +148,7 @@ __device__ __forceinline__ FragA make_frag_a(float a0, float a1, float a2, float
     FragA f;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        const Tf32Split s = split_tf32(v[i]);
+        const Tf32Split s = split_tf32_here(v[i]);
         f.big[i] = s.big;
         f.small[i] = s.small;
     }
@@ -405,19 +412,43 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
             // P's accumulator layout holds columns (2t, 2t+1) of each 8-key n-tile; the A operand wants k = (t, t+4).
             // Relabel the summation index: logical k = t is key 2t and k = t + 4 is key 2t + 1, and read V's rows in
             // the same order. No shuffles needed.
+            //
+            // The tensor core rounds its fp32 accumulation toward zero. Accumulating every tile into O_i directly
+            // would shrink |O_i| by about 2^-24 per mma, a relative error that grows with seqlen_k (1e-4 at 16k keys).
+            // So each tile's P V_j goes to a fresh accumulator, which O_i takes with one correctly rounded add.
+#ifndef FA_JIT_PV_CHUNK
+#define FA_JIT_PV_CHUNK 2
+#endif
+            constexpr int kChunk = kNTilesO < FA_JIT_PV_CHUNK ? kNTilesO : FA_JIT_PV_CHUNK;  // n-tiles of O per pass
 #pragma unroll
-            for (int kc = 0; kc < kNTilesS; ++kc) {
-                FragA a[kMTiles];
+            for (int nt0 = 0; nt0 < kNTilesO; nt0 += kChunk) {
+                float pv[kMTiles][kChunk][4];
 #pragma unroll
                 for (int mt = 0; mt < kMTiles; ++mt)
-                    a[mt] = make_frag_a(acc_s[mt][kc][0], acc_s[mt][kc][2], acc_s[mt][kc][1], acc_s[mt][kc][3]);
-                const float* v_rows = sV + (kc * 8 + 2 * t) * Tr::kVStride + g;
 #pragma unroll
-                for (int nt = 0; nt < kNTilesO; ++nt) {
-                    const FragB b = make_frag_b(v_rows[nt * 8], v_rows[Tr::kVStride + nt * 8]);
+                    for (int j = 0; j < kChunk; ++j) pv[mt][j][0] = pv[mt][j][1] = pv[mt][j][2] = pv[mt][j][3] = 0.f;
 #pragma unroll
-                    for (int mt = 0; mt < kMTiles; ++mt) mma_3xtf32(acc_o[mt][nt], a[mt], b);
+                for (int kc = 0; kc < kNTilesS; ++kc) {
+                    FragA a[kMTiles];
+#pragma unroll
+                    for (int mt = 0; mt < kMTiles; ++mt)
+                        a[mt] = make_frag_a(acc_s[mt][kc][0], acc_s[mt][kc][2], acc_s[mt][kc][1], acc_s[mt][kc][3]);
+                    const float* v_rows = sV + (kc * 8 + 2 * t) * Tr::kVStride + g;
+#pragma unroll
+                    for (int j = 0; j < kChunk; ++j) {
+                        if (nt0 + j >= kNTilesO) break;
+                        const FragB b = make_frag_b(v_rows[(nt0 + j) * 8], v_rows[Tr::kVStride + (nt0 + j) * 8]);
+#pragma unroll
+                        for (int mt = 0; mt < kMTiles; ++mt) mma_3xtf32(pv[mt][j], a[mt], b);
+                    }
                 }
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                    for (int j = 0; j < kChunk; ++j)
+                        if (nt0 + j < kNTilesO)
+#pragma unroll
+                            for (int e = 0; e < 4; ++e) acc_o[mt][nt0 + j][e] += pv[mt][j][e];
             }
         } else {
             // SIMT: key j's probabilities live in lane (g, t_j) of the quad; broadcast them with shuffles.
