@@ -145,6 +145,8 @@ TEST_CASE("fp32 attention matches a float64 reference over a grid of shapes", "[
         {1, 2, 2, 20, 0, 64, false, Layout::bshd},      // no keys at all: O = 0, LSE = -inf
         {4, 64, 8, 64, 64, 32, false, Layout::bhsd},    // 256 (batch, head) pairs
         {2, 96, 96, 40, 40, 16, true, Layout::bshd},    // 192 pairs, tiny head dim
+        {1, 2, 2, 64, 8192, 64, false, Layout::bhsd},   // many keys: accumulation error must not grow with seqlen_k
+        {1, 2, 1, 48, 6000, 128, true, Layout::bshd},
     };
     for (const Case& c : cases) check_case(c, rng);
 }
