@@ -130,7 +130,7 @@ TEST_CASE("fa-jit-cache info --json reports the cache directory from FA_JIT_CACH
     CHECK(j["devices"].is_array());
 }
 
-TEST_CASE("fa-jit-cache warmup fills the cache; list, verify, prune and clear maintain it", "[tools]") {
+TEST_CASE("fa-jit-cache warmup fills the cache, then list, verify, prune and clear maintain it", "[tools]") {
     TempDir dir;
     const std::string warmup = "warmup --arch sm_80 --head-dim 64 --causal no --json";
 
