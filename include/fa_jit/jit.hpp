@@ -217,6 +217,8 @@ public:
     explicit operator bool() const noexcept { return f_ != nullptr; }
     const std::string& name() const noexcept { return name_; }
     const KernelAttributes& attributes() const noexcept { return attributes_; }
+    // The device it was loaded for (its limits are what launch() checks against).
+    const DeviceInfo& device() const noexcept { return *device_; }
     // Empty when the driver cannot report it (then launch() cannot check argument sizes).
     const std::vector<KernelParam>& params() const noexcept { return params_; }
     bool params_known() const noexcept { return params_known_; }
@@ -226,6 +228,7 @@ private:
     CUfunction f_ = nullptr;
     std::string name_;
     KernelAttributes attributes_;
+    const DeviceInfo* device_ = nullptr;
     std::vector<KernelParam> params_;
     bool params_known_ = false;
 };

@@ -1,18 +1,21 @@
 // AttentionArgs helpers and validation: every rejected argument is named, before anything reaches the GPU.
-#include "fa_jit/attention.hpp"
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 
+#include "fa_jit/attention.hpp"
+
 namespace fa_jit {
 
 std::string to_string(DType dtype) {
     switch (dtype) {
-        case DType::f32: return "fp32";
-        case DType::f16: return "fp16";
-        case DType::bf16: return "bf16";
+        case DType::f32:
+            return "fp32";
+        case DType::f16:
+            return "fp16";
+        case DType::bf16:
+            return "bf16";
     }
     return "unknown";
 }
@@ -24,7 +27,9 @@ DType parse_dtype(std::string_view name) {
     throw InvalidArgument("dtype", "fp32, fp16 or bf16", std::string(name));
 }
 
-std::size_t element_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
+std::size_t element_size(DType dtype) {
+    return dtype == DType::f32 ? 4 : 2;
+}
 
 AttentionArgs& AttentionArgs::layout_bshd() {
     q_strides = o_strides = Strides::bshd(seqlen_q, heads_q, head_dim);
@@ -40,9 +45,11 @@ AttentionArgs& AttentionArgs::layout_bhsd() {
 
 namespace {
 
-void require(bool ok, const char* argument, const std::string& expected, const std::string& given) {
-    if (!ok) throw InvalidArgument(argument, expected, given);
-}
+// The message is built only when the check fails: validation runs on every call and must not allocate.
+#define FA_JIT_REQUIRE(ok, argument, expected, given)                \
+    do {                                                             \
+        if (!(ok)) throw InvalidArgument(argument, expected, given); \
+    } while (0)
 
 std::string pointer_string(const void* p) {
     char text[32];
@@ -54,42 +61,45 @@ std::string pointer_string(const void* p) {
 // what they cannot handle is an element that is not aligned to its own size.
 void check_tensor(const char* name, const void* pointer, const Strides& s, std::size_t elem, bool written,
                   int head_dim) {
-    require(pointer != nullptr, name, "a device pointer", "null");
-    require(reinterpret_cast<std::uintptr_t>(pointer) % elem == 0, name,
-            "a pointer aligned to the element size (" + std::to_string(elem) + " bytes)", pointer_string(pointer));
-    const std::string stride_name = std::string(name) + " strides";
-    require(s.batch >= 0 && s.head >= 0 && s.row >= 0, stride_name.c_str(), "non-negative element strides",
-            std::to_string(s.batch) + ", " + std::to_string(s.head) + ", " + std::to_string(s.row));
+    FA_JIT_REQUIRE(pointer != nullptr, name, "a device pointer", "null");
+    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % elem == 0, name,
+                   "a pointer aligned to the element size (" + std::to_string(elem) + " bytes)",
+                   pointer_string(pointer));
+    FA_JIT_REQUIRE(s.batch >= 0 && s.head >= 0 && s.row >= 0, std::string(name) + " strides",
+                   "non-negative element strides",
+                   std::to_string(s.batch) + ", " + std::to_string(s.head) + ", " + std::to_string(s.row));
     if (written)  // rows of the output must not overlap, or threads would race on them
-        require(s.row >= head_dim, stride_name.c_str(), "a row stride of at least head_dim (" +
-                std::to_string(head_dim) + ") for an output", std::to_string(s.row));
+        FA_JIT_REQUIRE(s.row >= head_dim, std::string(name) + " strides",
+                       "a row stride of at least head_dim (" + std::to_string(head_dim) + ") for an output",
+                       std::to_string(s.row));
 }
 
 }  // namespace
 
 void validate(const AttentionArgs& a) {
-    require(a.dtype == DType::f32, "dtype", "fp32 (fp16 and bf16 kernels are not available yet)", to_string(a.dtype));
-    require(a.batch >= 0, "batch", ">= 0", std::to_string(a.batch));
-    require(a.heads_q >= 0, "heads_q", ">= 0", std::to_string(a.heads_q));
-    require(a.seqlen_q >= 0, "seqlen_q", ">= 0", std::to_string(a.seqlen_q));
-    require(a.seqlen_k >= 0, "seqlen_k", ">= 0", std::to_string(a.seqlen_k));
-    require(a.head_dim >= 1 && a.head_dim <= 256, "head_dim", "in [1, 256]", std::to_string(a.head_dim));
-    require(a.heads_kv >= 1, "heads_kv", ">= 1", std::to_string(a.heads_kv));
-    require(a.heads_q % a.heads_kv == 0, "heads_kv", "a divisor of heads_q (" + std::to_string(a.heads_q) + ")",
-            std::to_string(a.heads_kv));
+    FA_JIT_REQUIRE(a.dtype == DType::f32, "dtype", "fp32 (fp16 and bf16 kernels are not available yet)",
+                   to_string(a.dtype));
+    FA_JIT_REQUIRE(a.batch >= 0, "batch", ">= 0", std::to_string(a.batch));
+    FA_JIT_REQUIRE(a.heads_q >= 0, "heads_q", ">= 0", std::to_string(a.heads_q));
+    FA_JIT_REQUIRE(a.seqlen_q >= 0, "seqlen_q", ">= 0", std::to_string(a.seqlen_q));
+    FA_JIT_REQUIRE(a.seqlen_k >= 0, "seqlen_k", ">= 0", std::to_string(a.seqlen_k));
+    FA_JIT_REQUIRE(a.head_dim >= 1 && a.head_dim <= 256, "head_dim", "in [1, 256]", std::to_string(a.head_dim));
+    FA_JIT_REQUIRE(a.heads_kv >= 1, "heads_kv", ">= 1", std::to_string(a.heads_kv));
+    FA_JIT_REQUIRE(a.heads_q % a.heads_kv == 0, "heads_kv", "a divisor of heads_q (" + std::to_string(a.heads_q) + ")",
+                   std::to_string(a.heads_kv));
     // The grid is (query tiles, heads_q, batch); y and z are limited to 65535 by the hardware.
-    require(a.heads_q <= 65535, "heads_q", "<= 65535", std::to_string(a.heads_q));
-    require(a.batch <= 65535, "batch", "<= 65535", std::to_string(a.batch));
-    if (a.scale)
-        require(std::isfinite(*a.scale), "scale", "a finite number", std::to_string(*a.scale));
+    FA_JIT_REQUIRE(a.heads_q <= 65535, "heads_q", "<= 65535", std::to_string(a.heads_q));
+    FA_JIT_REQUIRE(a.batch <= 65535, "batch", "<= 65535", std::to_string(a.batch));
+    if (a.scale) FA_JIT_REQUIRE(std::isfinite(*a.scale), "scale", "a finite number", std::to_string(*a.scale));
     const std::size_t elem = element_size(a.dtype);
     check_tensor("q", a.q, a.q_strides, elem, false, a.head_dim);
     check_tensor("k", a.k, a.k_strides, elem, false, a.head_dim);
     check_tensor("v", a.v, a.v_strides, elem, false, a.head_dim);
     check_tensor("o", a.o, a.o_strides, elem, true, a.head_dim);
-    require(reinterpret_cast<std::uintptr_t>(a.lse) % alignof(float) == 0, "lse", "a 4-byte aligned pointer or null",
-            pointer_string(a.lse));
-    require(a.o != a.q && a.o != a.k && a.o != a.v, "o", "a buffer distinct from q, k and v", pointer_string(a.o));
+    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.lse) % alignof(float) == 0, "lse",
+                   "a 4-byte aligned pointer or null", pointer_string(a.lse));
+    FA_JIT_REQUIRE(a.o != a.q && a.o != a.k && a.o != a.v, "o", "a buffer distinct from q, k and v",
+                   pointer_string(a.o));
 }
 
 }  // namespace fa_jit

@@ -56,7 +56,8 @@ std::vector<TileConfig> preferences(const ProblemClass& p) {
 TileConfig default_tile_config(int cc, const ProblemClass& problem) {
     const std::vector<TileConfig> candidates = preferences(problem);
     for (const TileConfig& t : candidates)
-        if (fp32_layout::smem_bytes(t.block_m, t.block_n, problem.head_dim) <= max_shared_bytes(cc)) return t;
+        if (static_cast<std::size_t>(fp32_layout::smem_bytes(t.block_m, t.block_n, problem.head_dim)) <= max_shared_bytes(cc))
+            return t;
     return candidates.back();
 }
 

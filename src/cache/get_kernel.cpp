@@ -1,10 +1,12 @@
 // get_kernel(): in-process table -> disk cache -> NVRTC -> load, for the current device.
 #include "cache/compile_cached.hpp"
+#include "cache/disk_cache.hpp"
 #include "cache/kernel_table.hpp"
 #include "driver/driver_api.hpp"
 #include "util/log.hpp"
 
 #include <chrono>
+#include <optional>
 
 namespace fa_jit {
 namespace {
@@ -29,23 +31,32 @@ cache::KernelTable<TableKey, Kernel, TableKeyHash>& table() {
 
 Kernel get_kernel(const CompileRequest& request, std::string_view name_expression, bool arch_specific) {
     const DeviceInfo& device = current_device();
-    CompileRequest resolved = request;
-    resolved.arch = target_arch(device.cc_major, device.cc_minor, arch_specific);
-    if (resolved.name_expressions.empty()) resolved.name_expressions.emplace_back(name_expression);
-    const cache::CacheKey disk_key = cache::key_for(resolved);
-    cache::CacheKey key = disk_key;
+    // The device's own arch. Asking NVRTC whether it supports it would load NVRTC (~6 ms), which a warm cache must
+    // not need; that question is asked only on a miss, where NVRTC is loaded anyway.
+    const int cc = device.cc_major * 10 + device.cc_minor;
+    CompileRequest native = request;
+    native.arch = "sm_" + std::to_string(cc) + (arch_specific && cc >= 90 ? "a" : "");
+    if (native.name_expressions.empty()) native.name_expressions.emplace_back(name_expression);
+    const cache::CacheKey native_key = cache::key_for(native);
+    cache::CacheKey key = native_key;
     key.hash[1] ^= std::hash<std::string_view>{}(name_expression);  // one table slot per function of the module
 
     CUcontext context = nullptr;
     FA_JIT_CU(cuCtxGetCurrent, &context);
     return table().get(TableKey{context, key}, [&] {
         const auto start = std::chrono::steady_clock::now();
-        bool hit = false;
-        const Compiled compiled = cache::compile_cached(resolved, &hit);
-        Kernel kernel(Module::load(compiled), compiled.lowered_name(name_expression));
+        bool hit = true;
+        std::optional<Compiled> compiled = cache::DiskCache::instance().load(native_key, native.arch);
+        if (!compiled) {
+            // A miss: the arch NVRTC can target for this device (PTX for the driver when the device is newer).
+            CompileRequest resolved = std::move(native);
+            resolved.arch = target_arch(device.cc_major, device.cc_minor, arch_specific);
+            compiled = cache::compile_cached(resolved, &hit);
+        }
+        Kernel kernel(Module::load(*compiled), compiled->lowered_name(name_expression));
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         log::info("{} {} for {}: ready in {:.2f} ms ({} registers, {} local bytes)",
-                  hit ? "cache hit" : "cache miss", std::string(name_expression), resolved.arch, ms,
+                  hit ? "cache hit" : "cache miss", std::string(name_expression), compiled->arch, ms,
                   kernel.attributes().registers, kernel.attributes().local_bytes);
         return kernel;
     });

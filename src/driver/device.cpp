@@ -28,7 +28,7 @@ int attribute(CUdevice dev, CUdevice_attribute a) {
 }
 
 DeviceSlot& slot(int ordinal) {
-    int count = device_count();
+    static const int count = device_count();  // fixed for the life of the process
     if (ordinal < 0 || ordinal >= count || ordinal >= kMaxDevices)
         throw InvalidArgument("device", "an ordinal in [0, " + std::to_string(count) + ")", std::to_string(ordinal));
     DeviceSlot& s = slots()[ordinal];

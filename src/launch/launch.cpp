@@ -14,7 +14,7 @@ std::string dims(const Dim3& d) {
 }
 
 void check_config(const Kernel& kernel, const LaunchConfig& c) {
-    const DeviceInfo& dev = current_device();
+    const DeviceInfo& dev = kernel.device();  // read once when the kernel was loaded: no driver call here
     const unsigned grid[3] = {c.grid.x, c.grid.y, c.grid.z};
     const unsigned block[3] = {c.block.x, c.block.y, c.block.z};
     for (int i = 0; i < 3; ++i) {

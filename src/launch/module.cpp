@@ -31,7 +31,7 @@ int function_attribute(CUfunction f, CUfunction_attribute a) {
 }  // namespace
 
 Kernel::Kernel(std::shared_ptr<const Module> module, const std::string& lowered_name)
-    : module_(std::move(module)), name_(lowered_name) {
+    : module_(std::move(module)), name_(lowered_name), device_(&current_device()) {
     FA_JIT_CU(cuModuleGetFunction, &f_, module_->get(), lowered_name.c_str());
     attributes_.registers = function_attribute(f_, CU_FUNC_ATTRIBUTE_NUM_REGS);
     attributes_.local_bytes = function_attribute(f_, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
@@ -51,7 +51,7 @@ Kernel::Kernel(std::shared_ptr<const Module> module, const std::string& lowered_
     }
 
     // Opt in to all the shared memory the device offers, once, so that launches above 48 KB just work.
-    const int optin = current_device().max_shared_per_block_optin - attributes_.static_shared_bytes;
+    const int optin = device_->max_shared_per_block_optin - attributes_.static_shared_bytes;
     if (optin > 48 * 1024) FA_JIT_CU(cuFuncSetAttribute, f_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin);
 }
 
