@@ -125,6 +125,10 @@ std::string tuning_file_path();
 // Records `tile` as the best for `problem` on `device` in the tuning file (atomic rewrite).
 void save_tuned_config(const DeviceInfo& device, const ProblemClass& problem, const TileConfig& tile);
 
+// The arch whose binaries attention() loads on a GPU of `arch`'s compute capability: the arch-specific variant
+// from 9.0 on ("sm_90" and "sm_90a" -> "sm_90a"), so that a cache warmed for either name serves the device.
+std::string attention_arch(std::string_view arch);
+
 // The compile request of one specialization for `arch` (what warmup compiles without a GPU).
 CompileRequest attention_compile_request(const AttentionKernelSpec& spec, const std::string& arch);
 // The specialization loaded for the current device (compiled or read from the cache on first use).

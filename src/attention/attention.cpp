@@ -6,6 +6,7 @@
 #include "driver/driver_api.hpp"
 #include "fa_jit/attention.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -108,10 +109,19 @@ void check_tile(const TileConfig& tile, int head_dim) {
 
 }  // namespace
 
+std::string attention_arch(std::string_view arch) {
+    std::string parsed = parse_arch(arch);
+    if (parsed.rfind("sm_", 0) == 0 && std::isdigit(static_cast<unsigned char>(parsed.back())) &&
+        std::stoi(parsed.substr(3)) >= 90)
+        parsed += "a";
+    return parsed;
+}
+
 Kernel attention_kernel(const AttentionKernelSpec& spec) {
     check_tile(spec.tile, spec.head_dim);
     const std::string expression = spec.name_expression();
-    return get_kernel(attention_compile_request(spec, ""), expression);
+    // Arch-specific (sm_90a on Hopper), matching attention_arch(): what warmup puts in the cache.
+    return get_kernel(attention_compile_request(spec, ""), expression, /*arch_specific=*/true);
 }
 
 void attention(const AttentionArgs& args, CUstream stream, const TileConfig& tile) {

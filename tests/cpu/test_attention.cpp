@@ -143,6 +143,15 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(80, {DType::f32, 256, false, 16384, 16384}) == TileConfig{64, 32, 4});
 }
 
+TEST_CASE("a cache warmed for sm_90 or sm_90a serves attention() on a 9.0 GPU", "[attention][config]") {
+    CHECK(attention_arch("sm_90") == "sm_90a");
+    CHECK(attention_arch("sm_90a") == "sm_90a");
+    CHECK(attention_arch("sm_80") == "sm_80");
+    CHECK(attention_arch("sm_86") == "sm_86");
+    CHECK(attention_arch("compute_90") == "compute_90");
+    CHECK_THROWS_AS(attention_arch("sm_9"), InvalidArgument);
+}
+
 TEST_CASE("a specialization renders its template arguments and launch shape", "[attention][config]") {
     const AttentionKernelSpec spec{DType::f32, 96, true, {64, 32, 4}};
     CHECK(spec.name_expression() == "fa_jit::attention_fwd_fp32<64, 32, 96, 4, true, 1, 1>");

@@ -93,7 +93,7 @@ std::vector<std::string> warmup_archs(const std::string& archs_option) {
                 driver_version() ? "the driver reports 0 devices" : "no CUDA driver"));
         for (int i = 0; i < n; ++i) {
             const DeviceInfo& d = use_device(i);
-            add(target_arch(d.cc_major, d.cc_minor));
+            add(target_arch(d.cc_major, d.cc_minor, /*arch_specific=*/true));
         }
         return archs;
     }
@@ -106,7 +106,7 @@ std::vector<std::string> warmup_archs(const std::string& archs_option) {
                                          given));
         }
         check_supported(arch);
-        add(arch);
+        add(attention_arch(arch));  // what attention() looks up on such a GPU (sm_90 -> sm_90a)
     }
     if (archs.empty()) throw UsageError("--arch: expected at least one arch, e.g. sm_80");
     return archs;
