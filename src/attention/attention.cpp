@@ -1,5 +1,6 @@
 // attention(): validate -> kernel spec -> in-memory table -> (miss) disk cache -> (miss) NVRTC -> load -> launch.
 // The hot path (an in-memory hit) fills a params struct and launches: no allocation, no global lock.
+#include "attention/seqlen_bucket.hpp"
 #include "attention_params.cuh"
 #include "attention_fp32_layout.cuh"
 #include "cache/kernel_table.hpp"
@@ -42,13 +43,6 @@ struct LoadedAttention {
     Kernel kernel;
 };
 
-// Powers of two, so that the tuned configuration of a length class applies to the whole class.
-int bucket(int n) {
-    int b = 128;
-    while (b < n && b < 16384) b *= 2;
-    return b;
-}
-
 CUcontext current_context() {
     CUcontext context = nullptr;
     FA_JIT_CU(cuCtxGetCurrent, &context);
@@ -62,7 +56,7 @@ CUcontext current_context() {
 const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig& tile) {
     static cache::KernelTable<ProblemKey, LoadedAttention, ProblemKeyHash> table;
     const ProblemKey key{current_context(), a.dtype,           a.head_dim, a.causal,
-                         bucket(a.seqlen_q), bucket(a.seqlen_k), tile};
+                         seqlen_bucket(a.seqlen_q), seqlen_bucket(a.seqlen_k), tile};
     return table.get(key, [&] {
         LoadedAttention l;
         l.spec.dtype = a.dtype;

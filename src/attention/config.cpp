@@ -1,4 +1,5 @@
 // Tile configurations: the legal space, the built-in choice, and the tuning file that overrides it.
+#include "attention/seqlen_bucket.hpp"
 #include "attention_fp32_layout.cuh"
 #include "cache/disk_cache.hpp"
 #include "fa_jit/attention.hpp"
@@ -62,13 +63,6 @@ TileConfig default_tile_config(int cc, const ProblemClass& problem) {
 }
 
 namespace {
-
-// Problem classes share a tuned config when their sequence lengths fall in the same power-of-two bucket.
-int seqlen_bucket(int n) {
-    int b = 128;
-    while (b < n && b < 16384) b *= 2;
-    return b;
-}
 
 std::string tuning_key(const DeviceInfo& device, const ProblemClass& p) {
     return fmt::format("{}|sm_{}{}|{}|d{}|{}|q{}|k{}", device.name, device.cc_major, device.cc_minor,
