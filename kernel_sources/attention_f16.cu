@@ -1,0 +1,496 @@
+// FlashAttention-2 forward pass for fp16 / bf16 inputs and outputs with fp32 accumulation (Dao 2023, Algorithm 1),
+// compiled at run time by NVRTC. Ampere-style tensor-core path (mma.sync m16n8k16, ldmatrix, cp.async); runs on
+// sm_80, sm_86, sm_89, sm_90(a) and newer.
+//
+//   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal,
+//             bool kEvenMN>
+//   __global__ void attention_fwd_f16(const __grid_constant__ AttentionParams p);
+//
+//   T        fa_jit::half_t or fa_jit::bf16_t (q, k, v, o all of type T; lse fp32).
+//   kBlockM  query rows per block; a multiple of 16 * kNWarps (each warp owns kBlockM / kNWarps rows).
+//   kBlockN  key/value rows per step of the inner loop; a multiple of 16.
+//   kHeadDim exactly p.head_dim; a multiple of 8 in 8..256 (math padded to 16, shared rows to 64, zero-filled).
+//   kNWarps  warps per block (block = 32 * kNWarps threads).
+//   kStages  K/V shared-memory buffers (cp.async pipeline depth), 2..4: tile j+kStages-1 loads while j computes.
+//   kCausal  bottom-right aligned causal mask: query row i sees key j iff j <= i + p.causal_offset.
+//   kEvenMN  true only if seqlen_q % kBlockM == 0 and seqlen_k % kBlockN == 0: drops row bounds checks.
+//
+// Name expression: fa_jit::attention_fwd_f16<fa_jit::bf16_t, 128, 64, 128, 8, 2, false, true>   (all 8 arguments)
+// Launch:          grid (ceil(seqlen_q / kBlockM), heads_q, batch), block kNWarps * 32, dynamic shared memory
+//                  f16_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages) (over 48 KB: raise the limit).
+// Preconditions (validated by the host, not here): q, k, v, o base pointers 16-byte aligned; every batch / head /
+// row stride a multiple of 8 elements (16 bytes); seqlen_q >= 1. 64-bit index math throughout.
+//
+// Per warp: Q rows [warp * kWarpRows, +kWarpRows) live in registers as mma A fragments for the whole kernel.
+// Per key tile: S = Q K^T (fp32 accumulators), mask, online softmax in log2 units (exp2 of s * scale_log2 - m),
+// P converted to T in registers and used directly as the A operand of P V (the m16n8k16 accumulator layout of two
+// neighbouring 8-column n-tiles is exactly one A fragment). Register layout: lane = 4 * g + t; a thread holds rows
+// g and g + 8 of each 16-row m-tile, columns 2t, 2t + 1 of each 8-column n-tile; a row lives in one lane quad.
+//
+// Softmax: the row max is taken on raw scores and then scaled, so p.scale (and p.scale_log2) must be > 0.
+//
+// Recommended (0 spill bytes on sm_80 and sm_90a, NVRTC 13.0; tests/cpu/test_attention_f16_compile.cpp checks it):
+//   d 64: <T, 128, 128, 64, 8, 2, *, *> (long seqlen) / <T, 64, 64, 64, 4, 2, *, *>;  d 96: <T, 64, 64, 96, 4, 3, ...>
+//   d 128: <T, 128, 32, 128, 8, 2, ...>; faster on H200 but 8..24 spill bytes: <T, 64, 64, 128, 4, 2, ...>,
+//          <T, 128, 64, 128, 8, 2|3, ...>;  d 256: <T, 128, 32, 256, 8, 2, ...> (128 KB smem, fits sm_80).
+// Measured numbers: bench/NOTES.md ("fp16/bf16 kernel").
+//
+// Numerics: the tensor core accumulates in fp32 with truncation (round toward zero). Each tile's P V_j goes into a
+// fresh accumulator (16 output columns at a time, so it costs 8 registers per m-tile) that is added to O with an
+// ordinary fp32 add: the truncation bias then does not grow with seqlen_k.
+#pragma once
+
+#include "attention_f16_layout.cuh"
+#include "attention_params.cuh"
+#include "dtypes.cuh"
+
+namespace fa_jit {
+
+template <typename T>
+struct F16IsBf16 {
+    static constexpr bool value = false;
+};
+template <>
+struct F16IsBf16<bf16_t> {
+    static constexpr bool value = true;
+};
+template <typename T>
+struct F16IsSupported {
+    static constexpr bool value = false;
+};
+template <>
+struct F16IsSupported<half_t> {
+    static constexpr bool value = true;
+};
+template <>
+struct F16IsSupported<bf16_t> {
+    static constexpr bool value = true;
+};
+
+// ================================================================================================================
+// Traits
+// ================================================================================================================
+template <typename T, int kBlockM_, int kBlockN_, int kHeadDim_, int kNWarps_, int kStages_>
+struct AttentionFwdF16Traits {
+    static constexpr int kBlockM = kBlockM_;
+    static constexpr int kBlockN = kBlockN_;
+    static constexpr int kHeadDim = kHeadDim_;
+    static constexpr int kNWarps = kNWarps_;
+    static constexpr int kStages = kStages_;
+    static constexpr int kNThreads = kNWarps * 32;
+    static constexpr bool kBf16 = F16IsBf16<T>::value;
+
+    static constexpr int kWarpRows = kBlockM / kNWarps;
+    static constexpr int kMTiles = kWarpRows / 16;                       // 16-row m-tiles per warp
+    static constexpr int kNTilesS = kBlockN / 8;                         // 8-column n-tiles of S
+    static constexpr int kDMma = f16_layout::head_dim_mma(kHeadDim);     // math width (multiple of 16)
+    static constexpr int kDSmem = f16_layout::head_dim_smem(kHeadDim);   // shared row length (multiple of 64)
+    static constexpr int kKSteps = kDMma / 16;                           // k steps of Q K^T
+    static constexpr int kNTilesO = kDMma / 8;                           // 8-column n-tiles of O
+    static constexpr int kChunksLoad = kDMma / 8;                        // 16-byte chunks loaded per row
+    // Q fragments stay in registers for the whole kernel when they take <= 32 registers per thread (d <= 128 with one
+    // m-tile, d <= 64 with two); otherwise (d > 128) they are re-read from shared memory with ldmatrix every tile.
+    static constexpr bool kQInRegs = kMTiles * kKSteps * 4 <= 32;
+
+    static constexpr int kSmemQElems = kBlockM * kDSmem;
+    static constexpr int kSmemKVElems = kBlockN * kDSmem;
+    static constexpr int kSmemBytes = 2 * (kSmemQElems + 2 * kStages * kSmemKVElems);
+    static_assert(kSmemBytes == f16_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages), "host/kernel disagree");
+
+    static_assert(F16IsSupported<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
+    static_assert(kNWarps >= 1 && kNWarps <= 16, "kNWarps must be in 1..16");
+    static_assert(kBlockM % (16 * kNWarps) == 0, "kBlockM must be a multiple of 16 * kNWarps");
+    static_assert(kBlockN % 16 == 0 && kBlockN >= 16, "kBlockN must be a positive multiple of 16");
+    static_assert(kHeadDim % 8 == 0 && kHeadDim >= 8 && kHeadDim <= 256, "kHeadDim must be a multiple of 8 in 8..256");
+    static_assert(kStages >= 2 && kStages <= 4, "kStages must be in 2..4");
+    static_assert(kSmemBytes <= f16_layout::kMaxSmemBytes, "tile does not fit in shared memory");
+    static_assert(f16_layout::legal(kBlockM, kBlockN, kNWarps, kStages, kHeadDim), "legal() disagrees");
+};
+
+namespace f16_detail {
+
+__device__ __forceinline__ float exp2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float log2_approx(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+    unsigned long long a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return static_cast<unsigned>(a);
+}
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ float quad_max(float x) {
+    x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+    return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+    x += __shfl_xor_sync(0xffffffffu, x, 1);
+    return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// Two floats -> one 32-bit register of two 16-bit values, `lo` in the low half (round to nearest even).
+template <bool kBf16>
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+    unsigned r;
+    if (kBf16)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+// D[16x8] += A[16x16] (row) * B[16x8] (col), 16-bit inputs, fp32 accumulate.
+template <bool kBf16>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    if (kBf16)
+        asm(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+            "{%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Byte offset of the 16-byte chunk `chunk` of row `row` in a swizzled tile with rows of kDSmem elements.
+template <int kDSmem>
+__device__ __forceinline__ unsigned swz(int row, int chunk) {
+    return static_cast<unsigned>(row * (kDSmem * 2) + (((chunk & 7) ^ (row & 7)) | (chunk & ~7)) * 16);
+}
+
+// Rows [row0, row0 + kRows) of a [rows_total, kHeadDim] matrix (row stride `stride` elements) -> swizzled shared
+// tile. Rows >= rows_total (checked unless kEven) and columns in [kHeadDim, kDMma) are zero-filled (src_bytes 0).
+// Thread i copies 16-byte chunk i, i + kNThreads, ...: consecutive threads read consecutive 16 bytes of a row.
+template <class Tr, int kRows, bool kEven>
+__device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* gmem, long long stride, int row0,
+                                          int rows_total) {
+    constexpr int kChunks = kRows * Tr::kChunksLoad;
+    constexpr bool kRegular = Tr::kNThreads % Tr::kChunksLoad == 0;  // every thread keeps one column chunk
+    constexpr int kRowsPerIter = Tr::kNThreads / Tr::kChunksLoad;
+    const int tid = threadIdx.x;
+    if (kRegular) {
+        const int ch = tid % Tr::kChunksLoad;
+        const int r0 = tid / Tr::kChunksLoad;
+        const bool col_ok = Tr::kDMma == Tr::kHeadDim || ch * 8 < Tr::kHeadDim;
+        const unsigned short* src = gmem + static_cast<long long>(row0 + r0) * stride + ch * 8;
+        const long long step = static_cast<long long>(kRowsPerIter) * stride;  // pointer bumps: no hoisted i * step
+#pragma unroll
+        for (int i = 0; i * kRowsPerIter < kRows; ++i) {
+            const int r = r0 + i * kRowsPerIter;
+            if (kRows % kRowsPerIter != 0 && r >= kRows) break;
+            const bool ok = col_ok && (kEven || row0 + r < rows_total);
+            cp_async_16(smem + swz<Tr::kDSmem>(r, ch), ok ? src : gmem, ok ? 16 : 0);
+            src += step;
+        }
+    } else {
+#pragma unroll
+        for (int c0 = 0; c0 < kChunks; c0 += Tr::kNThreads) {
+            const int c = c0 + tid;
+            if (kChunks % Tr::kNThreads != 0 && c >= kChunks) break;
+            const int r = c / Tr::kChunksLoad;
+            const int ch = c % Tr::kChunksLoad;
+            const bool ok = (Tr::kDMma == Tr::kHeadDim || ch * 8 < Tr::kHeadDim) && (kEven || row0 + r < rows_total);
+            cp_async_16(smem + swz<Tr::kDSmem>(r, ch), ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem,
+                        ok ? 16 : 0);
+        }
+    }
+}
+
+// Byte offset of logical chunk 2 * cpair + (lane's chunk bit) in a row whose (row & 7) the lane already folded into
+// `lane_x` = chunk_bit ^ (row & 7): the XOR with a compile-time constant keeps per-lane address registers few.
+__device__ __forceinline__ unsigned swz_pair(unsigned lane_x, int cpair) {
+    return ((lane_x ^ ((2 * cpair) & 6)) | ((2 * cpair) & ~7)) * 16u;
+}
+
+}  // namespace f16_detail
+
+// ================================================================================================================
+// The kernel
+// ================================================================================================================
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, bool kEvenMN>
+__global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __grid_constant__ AttentionParams p) {
+    using namespace f16_detail;
+    using Tr = AttentionFwdF16Traits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
+    constexpr bool kBf16 = Tr::kBf16;
+    constexpr int kMTiles = Tr::kMTiles;
+    constexpr int kNTilesS = Tr::kNTilesS;
+    constexpr int kNTilesO = Tr::kNTilesO;
+    constexpr int kKSteps = Tr::kKSteps;
+    constexpr int kDS = Tr::kDSmem;
+    const float kNegInf = neg_inf_f32();
+
+    extern __shared__ float4 smem_raw[];
+    const unsigned sQ = smem_address(smem_raw);
+    const unsigned sKV = sQ + 2u * Tr::kSmemQElems;  // stage s: K at sKV + s * 2 * kvbytes, V right after
+    constexpr unsigned kKVBytes = 2u * Tr::kSmemKVElems;
+
+    const int m_block = kCausal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+    const int head = blockIdx.y;
+    const int batch = blockIdx.z;
+    const int head_kv = head / p.group_size;
+    const int m0 = m_block * kBlockM;
+
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int g = lane / 4;
+    const int t = lane % 4;
+    const int warp_row0 = warp * Tr::kWarpRows;
+
+    const unsigned short* q = static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
+    const unsigned short* k =
+        static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
+    const unsigned short* v =
+        static_cast<const unsigned short*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
+    unsigned short* o = static_cast<unsigned short*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
+    float* lse = p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q;
+
+    int n_block_max = (p.seqlen_k + kBlockN - 1) / kBlockN;
+    if (kCausal) {
+        const int last_visible = m0 + kBlockM - 1 + p.causal_offset;
+        n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
+    }
+
+    float acc_o[kMTiles][kNTilesO][4];
+    float m_i[kMTiles][2], l_i[kMTiles][2];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int nt = 0; nt < kNTilesO; ++nt) acc_o[mt][nt][0] = acc_o[mt][nt][1] = acc_o[mt][nt][2] = acc_o[mt][nt][3] = 0.f;
+        m_i[mt][0] = m_i[mt][1] = kNegInf;
+        l_i[mt][0] = l_i[mt][1] = 0.f;
+    }
+
+    // ldmatrix lane roles: matrix index lane / 8, row within it lane % 8.
+    const int lm_row = lane % 8;
+    const int lm_mat = lane / 8;
+    const unsigned k_lane_row = (lm_row + (lm_mat / 2) * 8) * (kDS * 2);  // K: rows n, chunk bit = lm_mat % 2
+    const unsigned k_lane_x = (lm_mat % 2) ^ lm_row;
+    const unsigned v_lane_row = (lm_row + (lm_mat % 2) * 8) * (kDS * 2);  // V: rows key, chunk bit = lm_mat / 2
+    const unsigned v_lane_x = (lm_mat / 2) ^ lm_row;
+
+    if (n_block_max > 0) {
+        // ---- prologue: Q_i with the first key tile in group 0, then kStages - 2 more tiles ------------------------------
+        load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, p.seqlen_q);
+#pragma unroll
+        for (int s = 0; s < kStages - 1; ++s) {
+            const int nb = n_block_max - 1 - s;
+            if (nb >= 0) {
+                const unsigned kb = sKV + s * 2 * kKVBytes;
+                load_tile<Tr, kBlockN, kEvenMN>(kb, k, p.k_row_stride, nb * kBlockN, p.seqlen_k);
+                load_tile<Tr, kBlockN, kEvenMN>(kb + kKVBytes, v, p.v_row_stride, nb * kBlockN, p.seqlen_k);
+            }
+            cp_async_commit();
+        }
+    }
+    // Q fragments (A operand, row-major 16x16): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
+    // (rows 8-15, k 8-15) give a0..a3.
+    constexpr bool kQInRegs = Tr::kQInRegs;
+    unsigned q_frag[kMTiles][kQInRegs ? kKSteps : 1][4];
+    const unsigned q_lane = sQ + (warp_row0 + lm_row + (lm_mat % 2) * 8) * (kDS * 2);
+    const unsigned q_lane_x = (lm_mat / 2) ^ lm_row;
+    if (kQInRegs && n_block_max > 0) {
+        cp_async_wait<kStages - 2>();
+        __syncthreads();
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int ks = 0; ks < kKSteps; ++ks)
+                ldmatrix_x4(q_frag[mt][kQInRegs ? ks : 0], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
+    }
+
+    int stage = 0;
+    for (int it = 0; it < n_block_max; ++it) {
+        const int n_block = n_block_max - 1 - it;  // last tile first: the masked tiles come first
+        const int n0 = n_block * kBlockN;
+        cp_async_wait<kStages - 2>();
+        __syncthreads();  // tile `it` landed; every warp is done with the buffer refilled below
+        {
+            const int nb = n_block - (kStages - 1);
+            if (nb >= 0) {
+                int ls = stage + kStages - 1;
+                if (ls >= kStages) ls -= kStages;
+                const unsigned kb = sKV + ls * 2 * kKVBytes;
+                load_tile<Tr, kBlockN, kEvenMN>(kb, k, p.k_row_stride, nb * kBlockN, p.seqlen_k);
+                load_tile<Tr, kBlockN, kEvenMN>(kb + kKVBytes, v, p.v_row_stride, nb * kBlockN, p.seqlen_k);
+            }
+            cp_async_commit();
+        }
+        const unsigned sK = sKV + stage * 2 * kKVBytes;
+        const unsigned sV = sK + kKVBytes;
+        if (++stage == kStages) stage = 0;
+
+        // ---- S = Q K^T ---------------------------------------------------------------------------------------------
+        float acc_s[kMTiles][kNTilesS][4];
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < kNTilesS; ++nt) acc_s[mt][nt][0] = acc_s[mt][nt][1] = acc_s[mt][nt][2] = acc_s[mt][nt][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < kKSteps; ++ks) {
+            if (!kQInRegs) {
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt)
+                    ldmatrix_x4(q_frag[mt][0], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
+            }
+#pragma unroll
+            for (int nt = 0; nt < kNTilesS; nt += 2) {
+                // K is [n][k] row-major = B col-major: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7),
+                // (n 8-15, k 8-15) -> b0, b1 of n-tile nt and of nt + 1.
+                unsigned b[4];
+                ldmatrix_x4(b, sK + k_lane_row + nt * 8 * (kDS * 2) + swz_pair(k_lane_x, ks));
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt) {
+                    mma_16816<kBf16>(acc_s[mt][nt], q_frag[mt][kQInRegs ? ks : 0], b[0], b[1]);
+                    mma_16816<kBf16>(acc_s[mt][nt + 1], q_frag[mt][kQInRegs ? ks : 0], b[2], b[3]);
+                }
+            }
+        }
+
+        // ---- mask tiles that straddle seqlen_k or the causal diagonal; scale to log2 units ----------------------------
+        const bool need_mask = (!kEvenMN && n0 + kBlockN > p.seqlen_k) ||
+                               (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
+        if (need_mask) {
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int row = m0 + warp_row0 + mt * 16 + (e / 2) * 8 + g;
+                        const int col = n0 + nt * 8 + 2 * t + (e % 2);
+                        if ((!kEvenMN && col >= p.seqlen_k) || (kCausal && col > row + p.causal_offset))
+                            acc_s[mt][nt][e] = kNegInf;
+                    }
+        }
+
+        // ---- online softmax (log2 units, scale folded into the exponent) ----------------------------------------------
+        unsigned p_frag[kMTiles][kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
+        const float sl2 = p.scale_log2;
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+            float alpha[2], m_use[2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float row_max = kNegInf;
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+                    row_max = fmaxf(row_max, fmaxf(acc_s[mt][nt][2 * h], acc_s[mt][nt][2 * h + 1]));
+                row_max = quad_max(row_max) * sl2;  // scale > 0: max commutes with the scaling; -inf stays -inf
+                const float m_new = fmaxf(m_i[mt][h], row_max);
+                m_use[h] = m_new == kNegInf ? 0.f : m_new;  // rows with no visible key yet: exp2(-inf - 0) = 0
+                alpha[h] = exp2_approx(m_i[mt][h] - m_use[h]);
+                m_i[mt][h] = m_new;
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float row_sum = 0.f;
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt) {
+                    const float p0 = exp2_approx(fmaf(acc_s[mt][nt][2 * h], sl2, -m_use[h]));
+                    const float p1 = exp2_approx(fmaf(acc_s[mt][nt][2 * h + 1], sl2, -m_use[h]));
+                    row_sum += p0 + p1;
+                    p_frag[mt][nt][h] = pack2<kBf16>(p0, p1);
+                }
+                l_i[mt][h] = l_i[mt][h] * alpha[h] + row_sum;
+#pragma unroll
+                for (int nt = 0; nt < kNTilesO; ++nt) {
+                    acc_o[mt][nt][2 * h] *= alpha[h];
+                    acc_o[mt][nt][2 * h + 1] *= alpha[h];
+                }
+            }
+        }
+
+        // ---- O += P V_j: 16 output columns at a time, each into a fresh accumulator (see "Numerics") ------------------
+#pragma unroll
+        for (int dc = 0; dc < kNTilesO / 2; ++dc) {
+            float pv[kMTiles][2][4];
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) pv[mt][j][0] = pv[mt][j][1] = pv[mt][j][2] = pv[mt][j][3] = 0.f;
+#pragma unroll
+            for (int kc = 0; kc < kBlockN / 16; ++kc) {
+                // V is [key][d] row-major = B row-major; .trans: matrices (keys 0-7, d 0-7), (keys 8-15, d 0-7),
+                // (keys 0-7, d 8-15), (keys 8-15, d 8-15) -> b0, b1 of d n-tile 2dc and of 2dc + 1.
+                unsigned b[4];
+                ldmatrix_x4_trans(b, sV + v_lane_row + kc * 16 * (kDS * 2) + swz_pair(v_lane_x, dc));
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt) {
+                    // A fragment of P for keys 16kc..16kc+15: n-tiles 2kc (a0, a1) and 2kc + 1 (a2, a3).
+                    const unsigned a[4] = {p_frag[mt][2 * kc][0], p_frag[mt][2 * kc][1], p_frag[mt][2 * kc + 1][0],
+                                           p_frag[mt][2 * kc + 1][1]};
+#ifdef FA_JIT_F16_PV_DIRECT  // experiment only: accumulate straight into O (fewer registers, truncation bias)
+                    mma_16816<kBf16>(acc_o[mt][2 * dc], a, b[0], b[1]);
+                    mma_16816<kBf16>(acc_o[mt][2 * dc + 1], a, b[2], b[3]);
+#else
+                    mma_16816<kBf16>(pv[mt][0], a, b[0], b[1]);
+                    mma_16816<kBf16>(pv[mt][1], a, b[2], b[3]);
+#endif
+                }
+            }
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                for (int j = 0; j < 2; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+#ifndef FA_JIT_F16_PV_DIRECT
+                        acc_o[mt][2 * dc + j][e] += pv[mt][j][e];
+#endif
+                    }
+        }
+    }
+    cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)
+
+    // ---- epilogue: O / l, LSE = (m + log2 l) * ln 2; rows with no visible key: O = 0, LSE = -inf ---------------------
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const float l = quad_sum(l_i[mt][h]);
+            const bool any = l > 0.f;
+            const float inv_l = any ? 1.f / l : 0.f;
+            const int row = m0 + warp_row0 + mt * 16 + h * 8 + g;
+            if (!kEvenMN && row >= p.seqlen_q) continue;
+            unsigned short* o_row = o + static_cast<long long>(row) * p.o_row_stride;
+#pragma unroll
+            for (int nt = 0; nt < kNTilesO; ++nt) {
+                if (nt * 8 >= kHeadDim) break;
+                *reinterpret_cast<unsigned*>(o_row + nt * 8 + 2 * t) =
+                    pack2<kBf16>(acc_o[mt][nt][2 * h] * inv_l, acc_o[mt][nt][2 * h + 1] * inv_l);
+            }
+            if (lse != nullptr && t == 0)
+                lse[row] = any ? (m_i[mt][h] + log2_approx(l)) * 0.69314718055994531f : kNegInf;
+        }
+    }
+}
+
+}  // namespace fa_jit
