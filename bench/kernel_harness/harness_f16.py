@@ -17,19 +17,13 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attention_params import Params  # noqa: E402
 BUILD = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "/tmp/fa_harness_f16"
 QUICK = "--quick" in sys.argv
 lib = ctypes.CDLL(os.path.join(BUILD, "libharness.so"))
 lib.fa_kernel_name.restype = ctypes.c_char_p
 
 
-class Params(ctypes.Structure):
-    _fields_ = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
-                ("lse", ctypes.c_void_p)] + \
-               [(f"{t}_{s}_stride", ctypes.c_longlong) for t in "qkvo" for s in ("batch", "head", "row")] + \
-               [(n, ctypes.c_int) for n in ("batch", "heads_q", "heads_kv", "group_size", "seqlen_q", "seqlen_k",
-                                             "head_dim")] + \
-               [("scale", ctypes.c_float), ("scale_log2", ctypes.c_float), ("causal_offset", ctypes.c_int)]
 
 
 KERNELS = []
