@@ -21,7 +21,8 @@
 // Preconditions (validated by the host, not here): q, k, v, o base pointers 16-byte aligned; every batch / head /
 // row stride a multiple of 8 elements (16 bytes); seqlen_q >= 1. 64-bit index math throughout.
 //
-// Per warp: Q rows [warp * kWarpRows, +kWarpRows) live in registers as mma A fragments for the whole kernel.
+// Per warp: Q rows [warp * kWarpRows, +kWarpRows) live in registers as mma A fragments for the whole kernel when the
+// tile leaves room for them (kQInRegs), else they are re-read from shared memory with ldmatrix every key tile.
 // Per key tile: S = Q K^T (fp32 accumulators), mask, online softmax in log2 units (exp2 of s * scale_log2 - m),
 // P converted to T in registers and used directly as the A operand of P V (the m16n8k16 accumulator layout of two
 // neighbouring 8-column n-tiles is exactly one A fragment). Register layout: lane = 4 * g + t; a thread holds rows
@@ -31,8 +32,9 @@
 //
 // Recommended (0 spill bytes on sm_80 and sm_90a, NVRTC 13.0; tests/cpu/test_attention_f16_compile.cpp checks it):
 //   d 64: <T, 128, 128, 64, 8, 2, *, *> (long seqlen) / <T, 64, 64, 64, 4, 2, *, *>;  d 96: <T, 64, 64, 96, 4, 3, ...>
-//   d 128: <T, 128, 32, 128, 8, 2, ...>; faster on H200 but 8..24 spill bytes: <T, 64, 64, 128, 4, 2, ...>,
-//          <T, 128, 64, 128, 8, 2|3, ...>;  d 256: <T, 128, 32, 256, 8, 2, ...> (128 KB smem, fits sm_80).
+//   d 128: <T, 128, 64, 128, 8, 2, ...> / <T, 128, 32, 128, 8 or 4, 2, ...> (also spill-free: <T, 64, 64, 128, 4, 2>);
+//   d 256: <T, 128, 32, 256, 8, 2, ...> (128 KB smem, fits sm_80) / <T, 64, 32, 256, 4, 2, ...>; sm_90 only:
+//          <T, 128, 64, 256, 8, 2, ...> (192 KB smem; 0 spill bytes on sm_90a).
 // Measured numbers: bench/NOTES.md ("fp16/bf16 kernel").
 //
 // Numerics: the tensor core accumulates in fp32 with truncation (round toward zero). Each tile's P V_j goes into a
@@ -89,9 +91,18 @@ struct AttentionFwdF16Traits {
     static constexpr int kKSteps = kDMma / 16;                           // k steps of Q K^T
     static constexpr int kNTilesO = kDMma / 8;                           // 8-column n-tiles of O
     static constexpr int kChunksLoad = kDMma / 8;                        // 16-byte chunks loaded per row
-    // Q fragments stay in registers for the whole kernel when they take <= 32 registers per thread (d <= 128 with one
-    // m-tile, d <= 64 with two); otherwise (d > 128) they are re-read from shared memory with ldmatrix every tile.
+    // Q fragments stay in registers for the whole kernel when they take <= 32 registers per thread and, together with
+    // the O and S accumulators, <= 112 (the rest of the 255 goes to P, the fresh P V accumulators that ptxas
+    // interleaves, and addresses): e.g. <128, 32, 128, 8>, <128, 128, 64, 8>, <64, 64, 64, 4>. Otherwise they are
+    // re-read from shared memory with ldmatrix every key tile (as FA2 does): one ldmatrix.x4 per m-tile and k step,
+    // which is what made <128, 64, 64, 4>, <64, 64, 128, 4>, <128, 64, 128, 8> spill-free on sm_80 / sm_90a
+    // (they spilled 8..108 bytes with Q in registers).
+#ifdef FA_JIT_F16_Q_IN_REGS  // experiment only: the old rule (Q in registers whenever it takes <= 32 of them)
     static constexpr bool kQInRegs = kMTiles * kKSteps * 4 <= 32;
+#else
+    static constexpr bool kQInRegs =
+        kMTiles * kKSteps * 4 <= 32 && kMTiles * (kKSteps + kNTilesO + kNTilesS) * 4 <= 112;
+#endif
 
     static constexpr int kSmemQElems = kBlockM * kDSmem;
     static constexpr int kSmemKVElems = kBlockN * kDSmem;
@@ -364,10 +375,14 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 
         // ---- online softmax (log2 units, scale folded into the exponent) ----------------------------------------------
         unsigned p_frag[kMTiles][kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
+        // O's rescale factor exp2(m_old - m_new) per row: applied in the P V section as O = O * alpha + PV_j, one
+        // FFMA per element (nvcc / NVRTC contract a multiply here and an add there anyway under the default -fmad=true:
+        // same SASS; explicit so that it does not depend on that).
+        float alpha[kMTiles][2];
         const float sl2 = p.scale_log2;
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
-            float alpha[2], m_use[2];
+            float m_use[2];
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 float row_max = kNegInf;
@@ -377,7 +392,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                 row_max = quad_max(row_max) * sl2;  // scale > 0: max commutes with the scaling; -inf stays -inf
                 const float m_new = fmaxf(m_i[mt][h], row_max);
                 m_use[h] = m_new == kNegInf ? 0.f : m_new;  // rows with no visible key yet: exp2(-inf - 0) = 0
-                alpha[h] = exp2_approx(m_i[mt][h] - m_use[h]);
+                alpha[mt][h] = exp2_approx(m_i[mt][h] - m_use[h]);  // first tile / no key yet: 0 (O is 0 anyway)
                 m_i[mt][h] = m_new;
             }
 #pragma unroll
@@ -390,16 +405,18 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                     row_sum += p0 + p1;
                     p_frag[mt][nt][h] = pack2<kBf16>(p0, p1);
                 }
-                l_i[mt][h] = l_i[mt][h] * alpha[h] + row_sum;
+                l_i[mt][h] = l_i[mt][h] * alpha[mt][h] + row_sum;
+#ifdef FA_JIT_F16_PV_DIRECT  // the experiment accumulates into O itself: rescale it first
 #pragma unroll
                 for (int nt = 0; nt < kNTilesO; ++nt) {
-                    acc_o[mt][nt][2 * h] *= alpha[h];
-                    acc_o[mt][nt][2 * h + 1] *= alpha[h];
+                    acc_o[mt][nt][2 * h] *= alpha[mt][h];
+                    acc_o[mt][nt][2 * h + 1] *= alpha[mt][h];
                 }
+#endif
             }
         }
 
-        // ---- O += P V_j: 16 output columns at a time, each into a fresh accumulator (see "Numerics") ------------------
+        // ---- O = O * alpha + P V_j: 16 output columns at a time, each into a fresh accumulator (see "Numerics") -------
 #pragma unroll
         for (int dc = 0; dc < kNTilesO / 2; ++dc) {
             float pv[kMTiles][2][4];
@@ -427,16 +444,15 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 #endif
                 }
             }
+#ifndef FA_JIT_F16_PV_DIRECT
 #pragma unroll
             for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
                 for (int j = 0; j < 2; ++j)
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-#ifndef FA_JIT_F16_PV_DIRECT
-                        acc_o[mt][2 * dc + j][e] += pv[mt][j][e];
+                    for (int e = 0; e < 4; ++e)  // accumulator element e belongs to row g + 8 * (e / 2)
+                        acc_o[mt][2 * dc + j][e] = fmaf(acc_o[mt][2 * dc + j][e], alpha[mt][e / 2], pv[mt][j][e]);
 #endif
-                    }
         }
     }
     cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)

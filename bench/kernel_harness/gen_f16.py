@@ -12,6 +12,11 @@ for c in (0, 1):
         CFGS.add(("bf16", bm, bn, d, w, s, c, 1)); CFGS.add(("bf16", bm, bn, d, w, s, c, 0))
     for bm, bn, d, w, s in [(128, 128, 64, 8, 2), (128, 64, 128, 8, 2), (128, 32, 256, 8, 2)]:
         CFGS.add(("half", bm, bn, d, w, s, c, 0)); CFGS.add(("half", bm, bn, d, w, s, c, 1))
+    # newer speed candidates, bf16 even only (0 spill bytes on sm_90a except <128,64,128,4,2> causal odd, 8 B):
+    # d 128 with 2 m-tiles per warp (FA2's tile shape), d 256 with bn 64 (192 KB smem: sm_90 only) or 3 stages
+    for bm, bn, d, w, s in [(128, 32, 128, 4, 2), (128, 64, 128, 4, 2), (128, 64, 256, 8, 2), (128, 32, 256, 8, 3),
+                            (64, 32, 256, 4, 2)]:
+        CFGS.add(("bf16", bm, bn, d, w, s, c, 1))
     # odd head dims (padding), tiny tiles, deeper pipelines
     for t in ("half", "bf16"):
         for d in (8, 40, 96, 160, 192):
@@ -31,21 +36,32 @@ for gi in range(groups):
             f.write(f'  harness_registry().push_back({{"{name}", (const void*)&{name}, {bm}, {w*32}, '
                     f'fa_jit::f16_layout::smem_bytes({bm}, {bn}, {d}, {s})}});\n')
         f.write("} } reg;\n}\n")
-# Experiment: FA_JIT_F16_PV_DIRECT (P V accumulated straight into O) in its own namespace (no ODR clash).
-DIRECT = []
+
+
+def experiment(tag, macro, cfgs):
+    """Instantiations built with `macro` defined, in namespace fa_jit_<tag> (no ODR clash with fa_jit)."""
+    ns = f"fa_jit_{tag}"
+    with open(f"{OUT}/inst_{tag}.cu", "w") as f:
+        f.write(f'#define {macro} 1\n#define fa_jit {ns}\n#include "{KS}/attention_f16.cu"\n'
+                f'#include "{HERE}/registry.h"\nnamespace {{\nstruct Reg {{ Reg() {{\n')
+        for (t, bm, bn, d, w, s, c, e) in cfgs:
+            name = (f"{ns}::attention_fwd_f16<{ns}::{t}_t, {bm}, {bn}, {d}, {w}, {s}, "
+                    f"{'true' if c else 'false'}, {'true' if e else 'false'}>")
+            f.write(f'  harness_registry().push_back({{"{name}", (const void*)&{name}, {bm}, {w*32}, '
+                    f'{ns}::f16_layout::smem_bytes({bm}, {bn}, {d}, {s})}});\n')
+        f.write("} } reg;\n}\n")
+
+
+# Experiment FA_JIT_F16_PV_DIRECT (P V accumulated straight into O): the long-seqlen_k bias check needs the odd
+# <128,64,128,8,2> pair; the even bf16 ones give the direct* column of the speed summary (already measured for d 64).
+DIRECT = [("bf16", 128, 64, 128, 8, 2, 0, 0), ("half", 128, 64, 128, 8, 2, 0, 0)]
 for c in (0, 1):
-    for e in (0, 1):
-        for t, bm, bn, d, w, s in [("bf16", 128, 64, 128, 8, 2), ("half", 128, 64, 128, 8, 2), ("bf16", 64, 64, 128, 4, 2),
-                                   ("bf16", 128, 64, 64, 4, 2), ("bf16", 128, 128, 64, 8, 2), ("half", 128, 128, 64, 8, 2),
-                                   ("bf16", 128, 32, 256, 8, 2)]:
-            DIRECT.append((t, bm, bn, d, w, s, c, e))
-with open(f"{OUT}/inst_direct.cu", "w") as f:
-    f.write(f'#define FA_JIT_F16_PV_DIRECT 1\n#define fa_jit fa_jit_direct\n#include "{KS}/attention_f16.cu"\n'
-            f'#include "{HERE}/registry.h"\nnamespace {{\nstruct Reg {{ Reg() {{\n')
-    for (t, bm, bn, d, w, s, c, e) in DIRECT:
-        name = (f"fa_jit_direct::attention_fwd_f16<fa_jit_direct::{t}_t, {bm}, {bn}, {d}, {w}, {s}, "
-                f"{'true' if c else 'false'}, {'true' if e else 'false'}>")
-        f.write(f'  harness_registry().push_back({{"{name}", (const void*)&{name}, {bm}, {w*32}, '
-                f'fa_jit_direct::f16_layout::smem_bytes({bm}, {bn}, {d}, {s})}});\n')
-    f.write("} } reg;\n}\n")
-print(len(CFGS), len(DIRECT))
+    for bm, bn, d, w, s in [(64, 64, 128, 4, 2), (128, 32, 256, 8, 2)]:
+        DIRECT.append(("bf16", bm, bn, d, w, s, c, 1))
+experiment("direct", "FA_JIT_F16_PV_DIRECT", DIRECT)
+# Experiment FA_JIT_F16_Q_IN_REGS (the old rule: Q fragments in registers whenever they take <= 32), for the tiles whose
+# default now re-reads Q from shared memory (no more spills): which is faster on the GPU?
+QREGS = [("bf16", bm, bn, d, w, s, c, 1) for c in (0, 1)
+         for bm, bn, d, w, s in [(128, 64, 64, 4, 2), (64, 64, 128, 4, 2), (128, 64, 128, 8, 2), (128, 64, 128, 8, 3)]]
+experiment("qregs", "FA_JIT_F16_Q_IN_REGS", QREGS)
+print(len(CFGS), len(DIRECT), len(QREGS))

@@ -54,7 +54,7 @@ struct AttentionArgs {
     int head_dim = 0;
     Strides q_strides, k_strides, v_strides, o_strides;  // in elements
 
-    std::optional<float> scale;  // default 1 / sqrt(head_dim)
+    std::optional<float> scale;  // default 1 / sqrt(head_dim); fp16/bf16 need it positive
     // Causal mask aligned bottom-right: query i sees key j iff j <= i + seqlen_k - seqlen_q.
     // A query that sees no key gets O = 0 and LSE = -inf.
     bool causal = false;
@@ -69,12 +69,16 @@ struct TileConfig {
     int block_m = 0;  // B_r: query rows per block
     int block_n = 0;  // B_c: key rows per inner iteration
     int warps = 0;    // warps per block
+    int stages = 0;   // fp16/bf16: K/V buffers of the cp.async pipeline (2..4); fp32: 0 (its kernel has one depth)
     bool operator==(const TileConfig& o) const noexcept {
-        return block_m == o.block_m && block_n == o.block_n && warps == o.warps;
+        return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages;
     }
     bool empty() const noexcept { return block_m == 0; }
-    std::string to_string() const;  // "64x64w4"
+    std::string to_string() const;  // "64x64w4" (fp32), "128x64w4s2" (fp16/bf16)
 };
+
+// "64x64w4" or "128x64w4s2" -> TileConfig; nullopt when malformed (legality is not checked here).
+std::optional<TileConfig> parse_tile_config(std::string_view text);
 
 // One kernel specialization: everything that is a compile-time constant of the kernel.
 struct AttentionKernelSpec {
@@ -82,13 +86,16 @@ struct AttentionKernelSpec {
     int head_dim = 0;
     bool causal = false;
     TileConfig tile;
+    // fp16/bf16 only: seqlen_q % block_m == 0 and seqlen_k % block_n == 0, so the kernel carries no row bounds checks.
+    bool even_mn = false;
 
     std::string source_name() const;      // the kernel_sources/ file
     std::string name_expression() const;  // e.g. "fa_jit::attention_fwd_fp32<128, 32, 128, 4, false, 1, 1>"
     int threads() const;
     std::size_t shared_bytes() const;     // dynamic shared memory per block
     bool operator==(const AttentionKernelSpec& o) const noexcept {
-        return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile;
+        return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile &&
+               even_mn == o.even_mn;
     }
 };
 
@@ -113,8 +120,11 @@ struct ProblemClass {
     int seqlen_k = 0;
 };
 
-// Every legal tile configuration of the kernel family for `dtype` and `head_dim` (what --sweep explores).
+// Every legal tile configuration of the kernel family for `dtype` and `head_dim` (what --sweep explores); empty
+// when no kernel serves that head dim (fp16/bf16 need a multiple of 8).
 std::vector<TileConfig> tile_configs(DType dtype, int head_dim);
+// Whether the kernel family for `dtype` accepts `tile` at `head_dim` (its static_asserts, evaluated on the host).
+bool tile_is_legal(DType dtype, int head_dim, const TileConfig& tile);
 // The built-in choice for a GPU of compute capability `cc` (e.g. 90): a pure function, one comment per number.
 TileConfig default_tile_config(int cc, const ProblemClass& problem);
 // The tuning file's choice for this GPU and problem when there is one, else default_tile_config().

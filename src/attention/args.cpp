@@ -57,16 +57,23 @@ std::string pointer_string(const void* p) {
     return text;
 }
 
-// The kernels read rows with 16-byte vector loads when rows allow it and fall back to narrower loads otherwise;
-// what they cannot handle is an element that is not aligned to its own size.
-void check_tensor(const char* name, const void* pointer, const Strides& s, std::size_t elem, bool written,
-                  int head_dim) {
+// fp32 kernels read rows with 16-byte vector loads when rows allow it and fall back to narrower loads otherwise;
+// what they cannot handle is an element that is not aligned to its own size. The fp16/bf16 kernel copies rows in
+// 16-byte chunks (cp.async) only: base pointers 16-byte aligned and strides in whole chunks of 8 elements.
+void check_tensor(const char* name, const void* pointer, const Strides& s, DType dtype, bool written, int head_dim) {
+    const std::size_t elem = element_size(dtype);
+    const bool chunked = dtype != DType::f32;
+    const std::size_t align = chunked ? 16 : elem;
     FA_JIT_REQUIRE(pointer != nullptr, name, "a device pointer", "null");
-    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % elem == 0, name,
-                   "a pointer aligned to the element size (" + std::to_string(elem) + " bytes)",
+    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % align == 0, name,
+                   chunked ? "a 16-byte aligned pointer for fp16/bf16"
+                           : "a pointer aligned to the element size (" + std::to_string(elem) + " bytes)",
                    pointer_string(pointer));
     FA_JIT_REQUIRE(s.batch >= 0 && s.head >= 0 && s.row >= 0, std::string(name) + " strides",
                    "non-negative element strides",
+                   std::to_string(s.batch) + ", " + std::to_string(s.head) + ", " + std::to_string(s.row));
+    FA_JIT_REQUIRE(!chunked || (s.batch % 8 == 0 && s.head % 8 == 0 && s.row % 8 == 0), std::string(name) + " strides",
+                   "multiples of 8 elements (16 bytes) for fp16/bf16",
                    std::to_string(s.batch) + ", " + std::to_string(s.head) + ", " + std::to_string(s.row));
     if (written)  // rows of the output must not overlap, or threads would race on them
         FA_JIT_REQUIRE(s.row >= head_dim, std::string(name) + " strides",
@@ -77,13 +84,17 @@ void check_tensor(const char* name, const void* pointer, const Strides& s, std::
 }  // namespace
 
 void validate(const AttentionArgs& a) {
-    FA_JIT_REQUIRE(a.dtype == DType::f32, "dtype", "fp32 (fp16 and bf16 kernels are not available yet)",
-                   to_string(a.dtype));
+    FA_JIT_REQUIRE(a.dtype == DType::f32 || a.dtype == DType::f16 || a.dtype == DType::bf16, "dtype",
+                   "fp32, fp16 or bf16", std::to_string(static_cast<int>(a.dtype)));
+    const bool half = a.dtype != DType::f32;
     FA_JIT_REQUIRE(a.batch >= 0, "batch", ">= 0", std::to_string(a.batch));
     FA_JIT_REQUIRE(a.heads_q >= 0, "heads_q", ">= 0", std::to_string(a.heads_q));
     FA_JIT_REQUIRE(a.seqlen_q >= 0, "seqlen_q", ">= 0", std::to_string(a.seqlen_q));
     FA_JIT_REQUIRE(a.seqlen_k >= 0, "seqlen_k", ">= 0", std::to_string(a.seqlen_k));
     FA_JIT_REQUIRE(a.head_dim >= 1 && a.head_dim <= 256, "head_dim", "in [1, 256]", std::to_string(a.head_dim));
+    // The fp16/bf16 kernel moves rows in 16-byte chunks: 8 elements.
+    FA_JIT_REQUIRE(!half || a.head_dim % 8 == 0, "head_dim", "a multiple of 8 for fp16/bf16",
+                   std::to_string(a.head_dim));
     FA_JIT_REQUIRE(a.heads_kv >= 1, "heads_kv", ">= 1", std::to_string(a.heads_kv));
     FA_JIT_REQUIRE(a.heads_q % a.heads_kv == 0, "heads_kv", "a divisor of heads_q (" + std::to_string(a.heads_q) + ")",
                    std::to_string(a.heads_kv));
@@ -91,11 +102,12 @@ void validate(const AttentionArgs& a) {
     FA_JIT_REQUIRE(a.heads_q <= 65535, "heads_q", "<= 65535", std::to_string(a.heads_q));
     FA_JIT_REQUIRE(a.batch <= 65535, "batch", "<= 65535", std::to_string(a.batch));
     if (a.scale) FA_JIT_REQUIRE(std::isfinite(*a.scale), "scale", "a finite number", std::to_string(*a.scale));
-    const std::size_t elem = element_size(a.dtype);
-    check_tensor("q", a.q, a.q_strides, elem, false, a.head_dim);
-    check_tensor("k", a.k, a.k_strides, elem, false, a.head_dim);
-    check_tensor("v", a.v, a.v_strides, elem, false, a.head_dim);
-    check_tensor("o", a.o, a.o_strides, elem, true, a.head_dim);
+    // The fp16/bf16 kernel takes each row's max before scaling, which only a positive scale commutes with.
+    if (a.scale && half) FA_JIT_REQUIRE(*a.scale > 0, "scale", "a positive number for fp16/bf16", std::to_string(*a.scale));
+    check_tensor("q", a.q, a.q_strides, a.dtype, false, a.head_dim);
+    check_tensor("k", a.k, a.k_strides, a.dtype, false, a.head_dim);
+    check_tensor("v", a.v, a.v_strides, a.dtype, false, a.head_dim);
+    check_tensor("o", a.o, a.o_strides, a.dtype, true, a.head_dim);
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.lse) % alignof(float) == 0, "lse",
                    "a 4-byte aligned pointer or null", pointer_string(a.lse));
     FA_JIT_REQUIRE(a.o != a.q && a.o != a.k && a.o != a.v, "o", "a buffer distinct from q, k and v",

@@ -2,11 +2,11 @@
 // The hot path (an in-memory hit) fills a params struct and launches: no allocation, no global lock.
 #include "attention/seqlen_bucket.hpp"
 #include "attention_params.cuh"
-#include "attention_fp32_layout.cuh"
 #include "cache/kernel_table.hpp"
 #include "driver/driver_api.hpp"
 #include "fa_jit/attention.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -14,25 +14,32 @@
 namespace fa_jit {
 namespace {
 
-// Everything that selects a kernel for a call. Sequence lengths enter through their buckets only, so that
-// every length of one bucket shares a kernel.
+// The largest power of two <= kMaxTile dividing n: whether a tile of any size up to kMaxTile divides n.
+constexpr int kMaxTile = 128;
+int tile_alignment(int n) { return n == 0 ? kMaxTile : std::min(n & -n, kMaxTile); }
+
+// Everything that selects a kernel for a call. Sequence lengths enter through their buckets and their alignment
+// only, so that every length of one bucket shares a kernel (two for fp16/bf16: with and without bounds checks).
 struct ProblemKey {
     CUcontext context;
     DType dtype;
     int head_dim;
     bool causal;
     int seqlen_q_bucket, seqlen_k_bucket;
+    int seqlen_q_align, seqlen_k_align;  // tile_alignment(): decides AttentionKernelSpec::even_mn
     TileConfig tile;  // the caller's override, or empty
     bool operator==(const ProblemKey& o) const noexcept {
         return context == o.context && dtype == o.dtype && head_dim == o.head_dim && causal == o.causal &&
-               seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket && tile == o.tile;
+               seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket &&
+               seqlen_q_align == o.seqlen_q_align && seqlen_k_align == o.seqlen_k_align && tile == o.tile;
     }
 };
 struct ProblemKeyHash {
     std::size_t operator()(const ProblemKey& k) const noexcept {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
         for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.seqlen_q_bucket,
-                      k.seqlen_k_bucket, k.tile.block_m, k.tile.block_n, k.tile.warps})
+                      k.seqlen_k_bucket, k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m, k.tile.block_n,
+                      k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
         return h;
     }
@@ -55,8 +62,11 @@ CUcontext current_context() {
 
 const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig& tile) {
     static cache::KernelTable<ProblemKey, LoadedAttention, ProblemKeyHash> table;
-    const ProblemKey key{current_context(), a.dtype,           a.head_dim, a.causal,
-                         seqlen_bucket(a.seqlen_q), seqlen_bucket(a.seqlen_k), tile};
+    const ProblemKey key{current_context(),         a.dtype,
+                         a.head_dim,                a.causal,
+                         seqlen_bucket(a.seqlen_q), seqlen_bucket(a.seqlen_k),
+                         tile_alignment(a.seqlen_q), tile_alignment(a.seqlen_k),
+                         tile};
     return table.get(key, [&] {
         LoadedAttention l;
         l.spec.dtype = a.dtype;
@@ -65,6 +75,8 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
         l.spec.tile = tile.empty() ? choose_tile_config(current_device(), {a.dtype, a.head_dim, a.causal, a.seqlen_q,
                                                                            a.seqlen_k})
                                    : tile;
+        l.spec.even_mn = a.dtype != DType::f32 && key.seqlen_q_align % l.spec.tile.block_m == 0 &&
+                         key.seqlen_k_align % l.spec.tile.block_n == 0;
         l.kernel = attention_kernel(l.spec);
         return l;
     });
@@ -96,9 +108,18 @@ AttentionParams make_params(const AttentionArgs& a) {
 
 bool empty_problem(const AttentionArgs& a) { return a.batch == 0 || a.heads_q == 0 || a.seqlen_q == 0; }
 
-void check_tile(const TileConfig& tile, int head_dim) {
-    if (!tile.empty() && !fp32_layout::legal(tile.block_m, tile.block_n, tile.warps, head_dim))
+void check_tile(const TileConfig& tile, DType dtype, int head_dim) {
+    if (!tile.empty() && !tile_is_legal(dtype, head_dim, tile))
         throw InvalidArgument("tile", "a configuration listed by tile_configs(dtype, head_dim)", tile.to_string());
+}
+
+const char* element_type_name(DType dtype) {
+    switch (dtype) {
+        case DType::f32: return "float";
+        case DType::f16: return "fa_jit::half_t";
+        case DType::bf16: return "fa_jit::bf16_t";
+    }
+    return "?";
 }
 
 }  // namespace
@@ -112,7 +133,7 @@ std::string attention_arch(std::string_view arch) {
 }
 
 Kernel attention_kernel(const AttentionKernelSpec& spec) {
-    check_tile(spec.tile, spec.head_dim);
+    check_tile(spec.tile, spec.dtype, spec.head_dim);
     const std::string expression = spec.name_expression();
     // Arch-specific (sm_90a on Hopper), matching attention_arch(): what warmup puts in the cache.
     return get_kernel(attention_compile_request(spec, ""), expression, /*arch_specific=*/true);
@@ -120,7 +141,7 @@ Kernel attention_kernel(const AttentionKernelSpec& spec) {
 
 void attention(const AttentionArgs& args, CUstream stream, const TileConfig& tile) {
     validate(args);
-    check_tile(tile, args.head_dim);
+    check_tile(tile, args.dtype, args.head_dim);
     if (empty_problem(args)) return;
     const LoadedAttention& l = loaded_attention(args, tile);
     const unsigned query_tiles = static_cast<unsigned>((args.seqlen_q + l.spec.tile.block_m - 1) / l.spec.tile.block_m);
@@ -139,8 +160,8 @@ void attention_reference(const AttentionArgs& args, CUstream stream) {
     constexpr unsigned kThreads = 128;  // kReferenceThreads in attention_reference.cu
     CompileRequest request;
     request.source = kernel_source("attention_reference.cu");
-    const std::string expression = std::string("fa_jit::attention_reference<float, ") +
-                                   (args.causal ? "true" : "false") + ">";
+    const std::string expression = std::string("fa_jit::attention_reference<") + element_type_name(args.dtype) +
+                                   (args.causal ? ", true>" : ", false>");
     request.name_expressions = {expression};
     const Kernel kernel = get_kernel(request, expression);
     const AttentionParams params = make_params(args);

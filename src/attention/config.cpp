@@ -1,5 +1,6 @@
 // Tile configurations: the legal space, the built-in choice, and the tuning file that overrides it.
 #include "attention/seqlen_bucket.hpp"
+#include "attention_f16_layout.cuh"
 #include "attention_fp32_layout.cuh"
 #include "cache/disk_cache.hpp"
 #include "fa_jit/attention.hpp"
@@ -18,11 +19,21 @@ namespace fa_jit {
 
 std::vector<TileConfig> tile_configs(DType dtype, int head_dim) {
     std::vector<TileConfig> out;
-    if (dtype != DType::f32) return out;
-    for (int block_m : {16, 32, 64, 128})
-        for (int block_n : {16, 32, 64, 128})
-            for (int warps : {1, 2, 4, 8})
-                if (fp32_layout::legal(block_m, block_n, warps, head_dim)) out.push_back({block_m, block_n, warps});
+    if (dtype == DType::f32) {
+        for (int block_m : {16, 32, 64, 128})
+            for (int block_n : {16, 32, 64, 128})
+                for (int warps : {1, 2, 4, 8})
+                    if (fp32_layout::legal(block_m, block_n, warps, head_dim)) out.push_back({block_m, block_n, warps});
+        return out;
+    }
+    // fp16/bf16: 4 or 8 warps (fewer cannot hide the mma and cp.async latency), 1 or 2 16-row m-tiles per warp,
+    // 32..128 keys per step, a 2- or 3-deep K/V pipeline.
+    for (int block_m : {64, 128})
+        for (int block_n : {32, 64, 128})
+            for (int warps : {4, 8})
+                for (int stages : {2, 3})
+                    if (f16_layout::legal(block_m, block_n, warps, stages, head_dim))
+                        out.push_back({block_m, block_n, warps, stages});
     return out;
 }
 
@@ -37,7 +48,7 @@ std::size_t max_shared_bytes(int cc) {
 
 // Candidates in order of preference; the first that fits the device's shared memory wins. Figures measured on an
 // H200 at 16k tokens (bench/NOTES.md): TFLOP/s of the 3xTF32 kernel.
-std::vector<TileConfig> preferences(const ProblemClass& p) {
+std::vector<TileConfig> preferences_fp32(const ProblemClass& p) {
     if (p.head_dim <= 64)
         // 128 query rows x 64 keys: 77 KB, 230 registers, 61 TFLOP/s. Causal prefers 64-row tiles (53 TFLOP/s): the
         // diagonal tile wastes half its work, and smaller tiles waste less.
@@ -52,12 +63,27 @@ std::vector<TileConfig> preferences(const ProblemClass& p) {
     return {{128, 32, 8}, {64, 32, 4}, {32, 32, 2}, {16, 16, 1}};
 }
 
+// fp16/bf16 (attention_f16.cu), bf16 TFLOP/s on an H200 at 16k tokens (bench/NOTES.md). On Hopper, mma.sync runs
+// short of shared-memory bandwidth unless each K/V fragment feeds two m-tiles: 128 rows over 4 warps wins where
+// the registers allow it.
+std::vector<TileConfig> preferences_f16(const ProblemClass& p) {
+    if (p.head_dim <= 64)
+        // 128 x 64 over 4 warps, 2 m-tiles per warp (48 KB at d 64): fastest at every length, causal or not.
+        return {{128, 64, 4, 2}, {64, 64, 4, 2}};
+    if (p.head_dim <= 128)
+        // 64 x 64 over 4 warps (80 KB at d 128): fastest of the spill-free tiles at most lengths.
+        return {{64, 64, 4, 2}, {64, 32, 4, 2}};
+    // d > 128: 8 warps on 128 x 32 (128 KB at d 256); 64 x 32 over 4 warps (96 KB) fits the 99 KB parts.
+    return {{128, 32, 8, 2}, {64, 32, 4, 2}};
+}
+
 }  // namespace
 
 TileConfig default_tile_config(int cc, const ProblemClass& problem) {
-    const std::vector<TileConfig> candidates = preferences(problem);
+    const std::vector<TileConfig> candidates =
+        problem.dtype == DType::f32 ? preferences_fp32(problem) : preferences_f16(problem);
     for (const TileConfig& t : candidates)
-        if (static_cast<std::size_t>(fp32_layout::smem_bytes(t.block_m, t.block_n, problem.head_dim)) <= max_shared_bytes(cc))
+        if (AttentionKernelSpec{problem.dtype, problem.head_dim, problem.causal, t}.shared_bytes() <= max_shared_bytes(cc))
             return t;
     return candidates.back();
 }
@@ -68,12 +94,6 @@ std::string tuning_key(const DeviceInfo& device, const ProblemClass& p) {
     return fmt::format("{}|sm_{}{}|{}|d{}|{}|q{}|k{}", device.name, device.cc_major, device.cc_minor,
                        to_string(p.dtype), p.head_dim, p.causal ? "causal" : "full", seqlen_bucket(p.seqlen_q),
                        seqlen_bucket(p.seqlen_k));
-}
-
-std::optional<TileConfig> parse_tile(const std::string& s) {
-    TileConfig t;
-    if (std::sscanf(s.c_str(), "%dx%dw%d", &t.block_m, &t.block_n, &t.warps) != 3) return std::nullopt;
-    return t;
 }
 
 nlohmann::json read_tuning_file(const std::string& path) {
@@ -101,8 +121,8 @@ TileConfig choose_tile_config(const DeviceInfo& device, const ProblemClass& prob
     if (!tuning.contains("configs")) return fallback;
     const auto it = tuning["configs"].find(tuning_key(device, problem));
     if (it == tuning["configs"].end() || !it->is_string()) return fallback;
-    const std::optional<TileConfig> tuned = parse_tile(it->get<std::string>());
-    if (!tuned || !fp32_layout::legal(tuned->block_m, tuned->block_n, tuned->warps, problem.head_dim)) {
+    const std::optional<TileConfig> tuned = parse_tile_config(it->get<std::string>());
+    if (!tuned || !tile_is_legal(problem.dtype, problem.head_dim, *tuned)) {
         log::warn_once("tuning-entry", fmt::format("ignoring illegal tuned config '{}' in {}", it->dump(),
                                                    tuning_file_path()));
         return fallback;

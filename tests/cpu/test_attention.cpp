@@ -16,7 +16,7 @@ namespace {
 
 // Valid arguments for a small problem; pointers are never dereferenced by validate().
 AttentionArgs valid_args() {
-    static float storage[64];
+    alignas(16) static float storage[64];
     AttentionArgs a;
     a.q = storage, a.k = storage + 16, a.v = storage + 32, a.o = storage + 48;
     a.batch = 2, a.heads_q = 8, a.heads_kv = 2, a.seqlen_q = 100, a.seqlen_k = 120, a.head_dim = 64;
@@ -69,6 +69,13 @@ TEST_CASE("valid arguments pass validation", "[attention][validation]") {
     AttentionArgs empty = valid_args();
     empty.batch = 0;  // a zero-size problem is valid (a no-op)
     CHECK_NOTHROW(validate(empty));
+    for (DType dtype : {DType::f16, DType::bf16}) {
+        AttentionArgs half = valid_args();
+        half.dtype = dtype;
+        CHECK_NOTHROW(validate(half));
+        half.head_dim = 40, half.layout_bhsd();  // any multiple of 8
+        CHECK_NOTHROW(validate(half));
+    }
 }
 
 TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
@@ -83,7 +90,14 @@ TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
         {"o", [](AttentionArgs& a) { a.o = nullptr; }},
         {"q", [](AttentionArgs& a) { a.q = static_cast<const char*>(a.q) + 2; }},  // misaligned for fp32
         {"lse", [](AttentionArgs& a) { a.lse = reinterpret_cast<float*>(reinterpret_cast<char*>(a.lse) + 1); }},
-        {"dtype", [](AttentionArgs& a) { a.dtype = DType::bf16; }},
+        {"dtype", [](AttentionArgs& a) { a.dtype = static_cast<DType>(7); }},
+        // fp16/bf16: rows move in 16-byte chunks, and the row max is taken before scaling.
+        {"q", [](AttentionArgs& a) { a.dtype = DType::bf16, a.q = static_cast<const char*>(a.q) + 8; }},
+        {"o", [](AttentionArgs& a) { a.dtype = DType::f16, a.o = static_cast<char*>(a.o) + 2; }},
+        {"head_dim", [](AttentionArgs& a) { a.dtype = DType::f16, a.head_dim = 36, a.layout_bshd(); }},
+        {"v strides", [](AttentionArgs& a) { a.dtype = DType::bf16, a.v_strides.row = 132; }},
+        {"k strides", [](AttentionArgs& a) { a.dtype = DType::f16, a.k_strides.batch = 4; }},
+        {"scale", [](AttentionArgs& a) { a.dtype = DType::bf16, a.scale = -0.125f; }},
         {"batch", [](AttentionArgs& a) { a.batch = -1; }},
         {"heads_q", [](AttentionArgs& a) { a.heads_q = -8; }},
         {"seqlen_q", [](AttentionArgs& a) { a.seqlen_q = -1; }},
@@ -111,6 +125,9 @@ TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
     AttentionArgs a = valid_args();
     a.head_dim = 300;
     CHECK_THROWS_WITH(validate(a), "invalid argument 'head_dim': expected in [1, 256], got 300");
+    a = valid_args();
+    a.dtype = DType::bf16, a.head_dim = 100, a.layout_bshd();
+    CHECK_THROWS_WITH(validate(a), "invalid argument 'head_dim': expected a multiple of 8 for fp16/bf16, got 100");
 }
 
 TEST_CASE("attention() validates before touching the GPU", "[attention][validation]") {
@@ -119,24 +136,32 @@ TEST_CASE("attention() validates before touching the GPU", "[attention][validati
     CHECK_THROWS_AS(attention(a, nullptr), InvalidArgument);  // this machine has no driver: no CudaError first
     AttentionArgs b = valid_args();
     CHECK_THROWS_WITH(attention(b, nullptr, TileConfig{48, 64, 4}), Catch::Contains("'tile'"));
+    b.dtype = DType::bf16;  // fp16/bf16 tiles name their pipeline depth; an fp32 tile is not one of them
+    CHECK_THROWS_WITH(attention(b, nullptr, TileConfig{64, 64, 4}), Catch::Contains("'tile'"));
     AttentionArgs empty = valid_args();
     empty.seqlen_q = 0;
     CHECK_NOTHROW(attention(empty, nullptr));  // zero-size: returns before any driver call
 }
 
 TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention][config]") {
-    for (int cc : {80, 86, 89, 90, 100, 120})
-        for (int d = 1; d <= 256; ++d)
-            for (bool causal : {false, true}) {
-                const ProblemClass p{DType::f32, d, causal, 4096, 4096};
-                const TileConfig t = default_tile_config(cc, p);
-                const auto all = tile_configs(DType::f32, d);
-                INFO("cc " << cc << " d " << d << " causal " << causal << " -> " << t.to_string());
-                REQUIRE(std::find(all.begin(), all.end(), t) != all.end());
-                const AttentionKernelSpec spec{DType::f32, d, causal, t};
-                const std::size_t limit = (cc == 80 ? 163 : cc == 90 || cc == 100 ? 227 : 99) * 1024;
-                CHECK(spec.shared_bytes() <= limit);
-            }
+    for (DType dtype : {DType::f32, DType::f16, DType::bf16})
+        for (int cc : {80, 86, 89, 90, 100, 120})
+            for (int d = dtype == DType::f32 ? 1 : 8; d <= 256; d += dtype == DType::f32 ? 1 : 8)
+                for (bool causal : {false, true}) {
+                    const ProblemClass p{dtype, d, causal, 4096, 4096};
+                    const TileConfig t = default_tile_config(cc, p);
+                    const auto all = tile_configs(dtype, d);
+                    INFO(to_string(dtype) << " cc " << cc << " d " << d << " causal " << causal << " -> "
+                                          << t.to_string());
+                    REQUIRE(std::find(all.begin(), all.end(), t) != all.end());
+                    CHECK(tile_is_legal(dtype, d, t));
+                    const AttentionKernelSpec spec{dtype, d, causal, t};
+                    const std::size_t limit = (cc == 80 ? 163 : cc == 90 || cc == 100 ? 227 : 99) * 1024;
+                    CHECK(spec.shared_bytes() <= limit);
+                }
+    // fp16/bf16 serve head dims that are multiples of 8 only.
+    CHECK(tile_configs(DType::f16, 36).empty());
+    CHECK(tile_configs(DType::bf16, 264).empty());
     // The measured choices on sm_90 (bench/NOTES.md).
     CHECK(default_tile_config(90, {DType::f32, 128, false, 16384, 16384}) == TileConfig{128, 32, 4});
     CHECK(default_tile_config(90, {DType::f32, 256, false, 16384, 16384}) == TileConfig{128, 32, 8});
@@ -160,16 +185,47 @@ TEST_CASE("a specialization renders its template arguments and launch shape", "[
     CHECK(spec.shared_bytes() == 4u * ((64 + 32) * 112 + 32 * 100));
     CHECK(spec.source_name() == "attention_fp32.cu");
     CHECK(TileConfig{64, 32, 4}.to_string() == "64x32w4");
+
+    const AttentionKernelSpec half{DType::bf16, 96, false, {128, 64, 4, 2}, /*even_mn=*/true};
+    CHECK(half.name_expression() == "fa_jit::attention_fwd_f16<fa_jit::bf16_t, 128, 64, 96, 4, 2, false, true>");
+    CHECK(half.source_name() == "attention_f16.cu");
+    CHECK(half.threads() == 128);
+    // Shared rows of 128 elements (d rounded up to 64), Q plus 2 stages of K and V, 2 bytes each.
+    CHECK(half.shared_bytes() == 2u * 128 * (128 + 2 * 2 * 64));
+    CHECK(AttentionKernelSpec{DType::f16, 64, true, {64, 32, 4, 3}}.name_expression() ==
+          "fa_jit::attention_fwd_f16<fa_jit::half_t, 64, 32, 64, 4, 3, true, false>");
+}
+
+TEST_CASE("tile configurations print and parse both ways", "[attention][config]") {
+    CHECK(TileConfig{128, 64, 4, 2}.to_string() == "128x64w4s2");
+    for (const TileConfig& t : {TileConfig{64, 32, 4}, TileConfig{128, 64, 8, 3}}) CHECK(parse_tile_config(t.to_string()) == t);
+    for (const char* bad : {"", "64x64", "64x64w", "64x64w4x", "64x64w4s", "64x64w4s0", "64x64w4s2 ", "-64x64w4", "axbwc"}) {
+        INFO("'" << bad << "'");
+        CHECK_FALSE(parse_tile_config(bad).has_value());
+    }
+    // The fp32 family has no stages; the fp16/bf16 family needs them.
+    CHECK(tile_is_legal(DType::f32, 64, {64, 64, 4}));
+    CHECK_FALSE(tile_is_legal(DType::f32, 64, {64, 64, 4, 2}));
+    CHECK(tile_is_legal(DType::bf16, 64, {128, 64, 4, 2}));
+    CHECK_FALSE(tile_is_legal(DType::bf16, 64, {128, 64, 4}));
+    CHECK_FALSE(tile_is_legal(DType::f16, 256, {128, 128, 8, 4}));  // 320 KB of shared memory
 }
 
 TEST_CASE("the chosen kernel of every head dim compiles for sm_80 and sm_90a", "[attention][compile]") {
     std::vector<AttentionKernelSpec> specs;
-    for (int d = 8; d <= 256; d += 8)
-        for (bool causal : {false, true})
-            for (int cc : {80, 90}) {
-                const AttentionKernelSpec s{DType::f32, d, causal, default_tile_config(cc, {DType::f32, d, causal, 4096, 4096})};
-                if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
-            }
+    const auto add = [&](const AttentionKernelSpec& s) {
+        if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
+    };
+    for (DType dtype : {DType::f32, DType::f16, DType::bf16})
+        for (int d = 8; d <= 256; d += 8)
+            for (bool causal : {false, true})
+                for (int cc : {80, 90}) {
+                    const TileConfig t = default_tile_config(cc, {dtype, d, causal, 4096, 4096});
+                    add({dtype, d, causal, t});
+                    // fp16/bf16 without bounds checks: at the head dims of the benchmarks (the rest differ only in
+                    // the checks' absence, which the GPU tests cover).
+                    if (dtype != DType::f32 && (d == 64 || d == 128 || d == 256)) add({dtype, d, causal, t, true});
+                }
     for (int d : {1, 7, 33, 100, 255}) specs.push_back({DType::f32, d, true, {64, 32, 4}});  // odd head dims
     const auto failures = compile_all(specs, {"sm_80", "sm_90a"});
     for (const auto& f : failures) UNSCOPED_INFO(f);
@@ -181,6 +237,11 @@ TEST_CASE("every sweep configuration compiles for sm_80 and sm_90a", "[attention
     for (bool causal : {false, true})
         for (const TileConfig& t : tile_configs(DType::f32, 128)) specs.push_back({DType::f32, 128, causal, t});
     CHECK(specs.size() >= 40);
+    // fp16/bf16 share one kernel template: bf16 covers the sweep, the other dtype and even_mn vary along with it.
+    const std::size_t f32_count = specs.size();
+    for (bool causal : {false, true})
+        for (const TileConfig& t : tile_configs(DType::bf16, 128)) specs.push_back({DType::bf16, 128, causal, t, causal});
+    CHECK(specs.size() - f32_count >= 30);
     const auto failures = compile_all(specs, {"sm_80", "sm_90a"});
     for (const auto& f : failures) UNSCOPED_INFO(f);
     CHECK(failures.empty());

@@ -23,13 +23,15 @@ struct F16Config {
     bool recommended;  // must compile with 0 spill bytes on sm_80 and sm_90a
 };
 
-// Two configurations per head dim. <128, 64, 128, 8, 2> is the fastest d = 128 tile on H200 but ptxas spills
-// 8..24 bytes in some variants, so it is compiled, not spill-checked.
+// Two to three configurations per head dim. <128, 64, 128, 8, 2> (fastest d = 128 tile measured on H200) is
+// spill-free since Q is re-read from shared memory in tiles with many accumulators (kQInRegs); <128, 32, 128, 4, 2>
+// has 2 m-tiles per warp (FA2's shape). <128, 64, 256, 8, 2> is compiled, not spill-checked: 0 bytes on sm_90a but
+// 16 on sm_80 (where its 192 KB of shared memory does not fit anyway).
 const F16Config kConfigs[] = {
-    {128, 128, 64, 8, 2, true}, {64, 64, 64, 4, 2, true},    // d 64
-    {64, 64, 96, 4, 3, true},   {64, 32, 96, 4, 2, true},    // d 96
-    {128, 32, 128, 8, 2, true}, {128, 64, 128, 8, 2, false},  // d 128
-    {128, 32, 256, 8, 2, true}, {64, 32, 256, 4, 2, true},   // d 256
+    {128, 128, 64, 8, 2, true}, {64, 64, 64, 4, 2, true},                                  // d 64
+    {64, 64, 96, 4, 3, true},   {64, 32, 96, 4, 2, true},                                  // d 96
+    {128, 32, 128, 8, 2, true}, {128, 64, 128, 8, 2, true},  {128, 32, 128, 4, 2, true},   // d 128
+    {128, 32, 256, 8, 2, true}, {64, 32, 256, 4, 2, true},   {128, 64, 256, 8, 2, false},  // d 256
 };
 
 std::string name_expression(const char* dtype, const F16Config& c, bool causal, bool even) {
@@ -128,7 +130,7 @@ TEST_CASE("f16/bf16 attention variants compile for sm_80 and sm_90a without spil
     UNSCOPED_INFO(fmt::format("{} variants, {:.2f} s of NVRTC per variant (summed over threads)", variants,
                               variants ? seconds / variants : 0.0));
     for (const auto& f : failures) UNSCOPED_INFO(f);
-    CHECK(variants == 128);
+    CHECK(variants == 160);  // 10 configurations x 2 dtypes x 2 archs x (causal, kEvenMN)
     CHECK(failures.empty());
 }
 

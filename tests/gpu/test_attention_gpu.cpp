@@ -1,5 +1,7 @@
 // attention() on a GPU against a float64 host reference, over shapes no tile divides, GQA/MQA, causal both ways,
-// BSHD, BHSD and padded strides, head dims 16..256 (powers of two or not). Outputs are poisoned before each run.
+// BSHD, BHSD and padded strides, head dims 16..256 (powers of two or not), in fp32, fp16 and bf16. Outputs are
+// poisoned before each run.
+#include "common/element_types.hpp"
 #include "fa_jit/attention.hpp"
 #include "fa_jit/fa_jit.h"
 #include "support/attention_reference.hpp"
@@ -24,10 +26,10 @@ struct Case {
     TileConfig tile = {};
 };
 
-std::string describe(const Case& c) {
+std::string describe(const Case& c, DType dtype) {
     static const char* layouts[] = {"bshd", "bhsd", "padded"};
-    return fmt::format("B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={}", c.batch, c.heads_q,
-                       c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal, layouts[int(c.layout)],
+    return fmt::format("{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={}", to_string(dtype), c.batch,
+                       c.heads_q, c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal, layouts[int(c.layout)],
                        c.tile.empty() ? "chosen" : c.tile.to_string());
 }
 
@@ -52,43 +54,67 @@ struct Errors {
     std::size_t not_finite = 0, lse_wrong_inf = 0;
 };
 
-void check_case(const Case& c, std::mt19937& rng) {
-    INFO(describe(c));
+// Error bounds against the float64 reference on the same (already rounded) inputs.
+struct Tolerance {
+    double rel_l2, max_abs, lse_max_abs;  // max_abs is scaled by max(1, max |O_ref|) for fp16/bf16
+};
+Tolerance tolerance(DType dtype) {
+    // fp32 inputs, fp32-grade math (3xTF32): errors are a few ulps of the accumulations.
+    if (dtype == DType::f32) return {2e-5, 2e-4, 1e-4};
+    // fp16/bf16: P and O are rounded to the dtype (unit roundoff u = 2^-11, 2^-8). Measured on an H200: max error
+    // <= 1.2 u * max |O|; the L2 error is a fraction of u. Scores and LSE stay fp32.
+    const double u = dtype == DType::f16 ? 1.0 / 2048 : 1.0 / 256;
+    return {u, 4 * u, 1e-4};
+}
+
+// Normal random values, rounded to `dtype`: the reference then sees exactly the kernel's inputs.
+std::vector<float> random_tensor(std::size_t n, DType dtype, std::mt19937& rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> t(n);
+    for (float& x : t) x = normal(rng);
+    return tools::decode(tools::encode(t, dtype), dtype);
+}
+
+DeviceBuffer upload(const std::vector<float>& values, DType dtype) {
+    const std::string bytes = tools::encode(values, dtype);
+    DeviceBuffer buffer(bytes.size());
+    buffer.upload(bytes.data(), bytes.size());
+    return buffer;
+}
+
+void check_case(const Case& c, DType dtype, std::mt19937& rng) {
+    INFO(describe(c, dtype));
     AttentionArgs a;
-    a.dtype = DType::f32;
+    a.dtype = dtype;
     a.batch = c.batch, a.heads_q = c.heads_q, a.heads_kv = c.heads_kv;
     a.seqlen_q = c.seqlen_q, a.seqlen_k = c.seqlen_k, a.head_dim = c.head_dim, a.causal = c.causal;
     a.q_strides = a.o_strides = strides_for(c.layout, c.seqlen_q, c.heads_q, c.head_dim);
     a.k_strides = a.v_strides = strides_for(c.layout, c.seqlen_k, c.heads_kv, c.head_dim);
 
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    auto random_tensor = [&](std::size_t n) {
-        std::vector<float> t(n);
-        for (float& x : t) x = normal(rng);
-        return t;
-    };
     const std::size_t nq = elements(a.q_strides, c.batch), nk = elements(a.k_strides, c.batch);
-    const auto q = random_tensor(nq), k = random_tensor(std::max<std::size_t>(nk, 1)),
-               v = random_tensor(std::max<std::size_t>(nk, 1));
-    DeviceBuffer dq(nq * 4), dk(k.size() * 4), dv(v.size() * 4), do_(nq * 4);
+    const auto q = random_tensor(nq, dtype, rng), k = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng),
+               v = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng);
+    const std::size_t es = element_size(dtype);
+    DeviceBuffer dq = upload(q, dtype), dk = upload(k, dtype), dv = upload(v, dtype), do_(nq * es);
     const std::size_t n_lse = static_cast<std::size_t>(c.batch) * c.heads_q * c.seqlen_q;
     DeviceBuffer dlse(n_lse * 4);
-    dq.upload(q.data(), nq * 4), dk.upload(k.data(), k.size() * 4), dv.upload(v.data(), v.size() * 4);
-    do_.fill_bytes(0xFF), dlse.fill_bytes(0xFF);  // NaN everywhere: an unwritten element fails
+    do_.fill_bytes(0xFF), dlse.fill_bytes(0xFF);  // NaN everywhere (fp32, fp16 and bf16): an unwritten element fails
     a.q = dq.get(), a.k = dk.get(), a.v = dv.get(), a.o = do_.get(), a.lse = static_cast<float*>(dlse.get());
 
     Stream stream;
     attention(a, stream.get(), c.tile);
     stream.synchronize();
-    std::vector<float> o(nq), lse(n_lse);
-    do_.download(o.data(), nq * 4);
+    std::string o_bytes(nq * es, '\0');
+    do_.download(o_bytes.data(), o_bytes.size());
+    const std::vector<float> o = tools::decode(o_bytes, dtype);
+    std::vector<float> lse(n_lse);
     dlse.download(lse.data(), n_lse * 4);
 
     std::vector<double> ref_o(nq, 0.0), ref_lse(n_lse);
     testing::reference_attention(a, q, k, v, ref_o, ref_lse);
 
     Errors e;
-    double diff2 = 0, ref2 = 0;
+    double diff2 = 0, ref2 = 0, ref_max = 0;
     for (int b = 0; b < c.batch; ++b)
         for (int h = 0; h < c.heads_q; ++h)
             for (int i = 0; i < c.seqlen_q; ++i)
@@ -99,6 +125,7 @@ void check_case(const Case& c, std::mt19937& rng) {
                         continue;
                     }
                     const double diff = o[at] - ref_o[at];
+                    ref_max = std::max(ref_max, std::abs(ref_o[at]));
                     e.max_abs = std::max(e.max_abs, std::abs(diff));
                     diff2 += diff * diff, ref2 += ref_o[at] * ref_o[at];
                 }
@@ -112,20 +139,35 @@ void check_case(const Case& c, std::mt19937& rng) {
             e.lse_max_abs = std::max(e.lse_max_abs, std::abs(lse[i] - ref_lse[i]));
         }
     }
-    INFO(fmt::format("max |O - ref| = {:.3g}, rel L2 = {:.3g}, max |LSE - ref| = {:.3g}, non-finite = {}, "
-                     "LSE -inf mismatches = {}",
-                     e.max_abs, e.rel_l2, e.lse_max_abs, e.not_finite, e.lse_wrong_inf));
-    // fp32 inputs, fp32-grade math (3xTF32): errors are a few ulps of the accumulations.
+    INFO(fmt::format("max |O - ref| = {:.3g} (max |ref| {:.3g}), rel L2 = {:.3g}, max |LSE - ref| = {:.3g}, "
+                     "non-finite = {}, LSE -inf mismatches = {}",
+                     e.max_abs, ref_max, e.rel_l2, e.lse_max_abs, e.not_finite, e.lse_wrong_inf));
+    const Tolerance tol = tolerance(dtype);
     CHECK(e.not_finite == 0);
     CHECK(e.lse_wrong_inf == 0);
-    CHECK(e.rel_l2 < 2e-5);
-    CHECK(e.max_abs < 2e-4);
-    CHECK(e.lse_max_abs < 1e-4);
+    CHECK(e.rel_l2 < tol.rel_l2);
+    CHECK(e.max_abs < tol.max_abs * (dtype == DType::f32 ? 1.0 : std::max(1.0, ref_max)));
+    CHECK(e.lse_max_abs < tol.lse_max_abs);
+}
+
+// The fp16/bf16 kernel serves head dims that are multiples of 8; the others are refused before the GPU.
+void check_case_all_dtypes(const Case& c, std::mt19937& rng) {
+    check_case(c, DType::f32, rng);
+    for (DType dtype : {DType::f16, DType::bf16}) {
+        if (c.head_dim % 8 == 0) {
+            check_case(c, dtype, rng);
+        } else {
+            AttentionArgs a;
+            a.dtype = dtype, a.batch = c.batch, a.heads_q = c.heads_q, a.heads_kv = c.heads_kv;
+            a.seqlen_q = c.seqlen_q, a.seqlen_k = c.seqlen_k, a.head_dim = c.head_dim;
+            CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains("'head_dim'"));
+        }
+    }
 }
 
 }  // namespace
 
-TEST_CASE("fp32 attention matches a float64 reference over a grid of shapes", "[attention]") {
+TEST_CASE("attention matches a float64 reference over a grid of shapes in fp32, fp16 and bf16", "[attention]") {
     current_device();
     std::mt19937 rng(2026);
     const std::vector<Case> cases = {
@@ -147,13 +189,16 @@ TEST_CASE("fp32 attention matches a float64 reference over a grid of shapes", "[
         {2, 96, 96, 40, 40, 16, true, Layout::bshd},    // 192 pairs, tiny head dim
         {1, 2, 2, 64, 8192, 64, false, Layout::bhsd},   // many keys: accumulation error must not grow with seqlen_k
         {1, 2, 1, 48, 6000, 128, true, Layout::bshd},
+        {2, 4, 2, 256, 512, 128, true, Layout::bhsd},   // every tile divides both lengths: no bounds checks
+        {1, 4, 4, 128, 128, 64, false, Layout::padded},
+        {1, 2, 2, 512, 512, 256, false, Layout::bshd},
     };
-    for (const Case& c : cases) check_case(c, rng);
+    for (const Case& c : cases) check_case_all_dtypes(c, rng);
 }
 
 // A few shapes that together reach every code path (edges, causal both ways, GQA, odd head dims, no keys), small
 // enough to run under compute-sanitizer memcheck and racecheck (scripts/gpu-check).
-TEST_CASE("fp32 attention on the sanitizer subset", "[attention][sanitize]") {
+TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
     current_device();
     std::mt19937 rng(11);
     const std::vector<Case> cases = {
@@ -162,8 +207,9 @@ TEST_CASE("fp32 attention on the sanitizer subset", "[attention][sanitize]") {
         {1, 2, 1, 33, 47, 7, false, Layout::padded},   // 4-byte copies
         {1, 1, 1, 40, 90, 256, false, Layout::bshd},
         {1, 1, 1, 10, 0, 32, false, Layout::bshd},
+        {1, 2, 2, 128, 192, 96, true, Layout::bhsd},   // fp16/bf16 without bounds checks
     };
-    for (const Case& c : cases) check_case(c, rng);
+    for (const Case& c : cases) check_case_all_dtypes(c, rng);
 }
 
 TEST_CASE("every tile configuration of a head dim computes the same function", "[attention]") {
@@ -172,8 +218,15 @@ TEST_CASE("every tile configuration of a head dim computes the same function", "
     for (bool causal : {false, true})
         for (const TileConfig& tile : tile_configs(DType::f32, 64)) {
             if (tile.block_m > 64 && tile.warps < 4) continue;  // slow and never chosen; still compiled in CI
-            check_case({1, 2, 2, 150, 170, 64, causal, Layout::bshd, tile}, rng);
+            check_case({1, 2, 2, 150, 170, 64, causal, Layout::bshd, tile}, DType::f32, rng);
         }
+    // fp16/bf16 (one kernel family): the bounds-checked variant on ragged lengths, the unchecked one on lengths
+    // every tile divides.
+    REQUIRE(tile_configs(DType::bf16, 64) == tile_configs(DType::f16, 64));
+    for (const TileConfig& tile : tile_configs(DType::bf16, 64)) {
+        check_case({1, 2, 1, 150, 170, 64, true, Layout::bshd, tile}, DType::bf16, rng);
+        check_case({1, 2, 2, 256, 384, 64, false, Layout::bhsd, tile}, DType::f16, rng);
+    }
 }
 
 TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {

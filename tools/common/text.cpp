@@ -63,15 +63,6 @@ std::vector<std::string> split_list(std::string_view text, char separator) {
     return items;
 }
 
-std::optional<TileText> parse_tile_text(std::string_view text) {
-    TileText t{};
-    char tail = 0;
-    const std::string s(text);
-    if (std::sscanf(s.c_str(), "%dx%dw%d%c", &t.block_m, &t.block_n, &t.warps, &tail) != 3) return std::nullopt;
-    if (t.block_m <= 0 || t.block_n <= 0 || t.warps <= 0) return std::nullopt;
-    return t;
-}
-
 bool is_terminal(int fd) noexcept { return ::isatty(fd) == 1; }
 
 }  // namespace fa_jit::tools

@@ -17,12 +17,6 @@ std::string human_bytes(std::uint64_t bytes);
 // "a,b,,c" -> {"a", "b", "c"} (blanks around items trimmed, empty items dropped).
 std::vector<std::string> split_list(std::string_view text, char separator = ',');
 
-// Tile configurations as the library prints them: "64x64w4". nullopt when malformed.
-struct TileText {
-    int block_m, block_n, warps;
-};
-std::optional<TileText> parse_tile_text(std::string_view text);
-
 // True when `fd` is a terminal: progress lines are redrawn in place only there.
 bool is_terminal(int fd) noexcept;
 

@@ -110,7 +110,7 @@ void add_options(CLI::App& app, BenchOptions& o) {
         ->group(shape);
 
     const auto* configs = "Tile configurations";
-    auto* config = app.add_option("--config", o.config, "force one tile config, e.g. 64x64w4 (B_r x B_c, warps)")
+    auto* config = app.add_option("--config", o.config, "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s stages, e.g. 128x64w4s2")
                        ->group(configs);
     auto* sweep = app.add_flag("--sweep", o.sweep, "measure every legal tile config (fa_jit::tile_configs)")
                       ->excludes(config)
@@ -191,9 +191,13 @@ std::vector<Problem> make_problems(const BenchOptions& o) {
 
 std::optional<TileConfig> forced_config(const BenchOptions& o) {
     if (o.config.empty()) return std::nullopt;
-    const auto t = tools::parse_tile_text(o.config);
-    if (!t) throw UsageError(fmt::format("--config '{}': expected B_r x B_c w warps, e.g. 64x64w4", o.config));
-    return TileConfig{t->block_m, t->block_n, t->warps};
+    const std::optional<TileConfig> t = parse_tile_config(o.config);
+    if (!t || t->block_m <= 0)
+        throw UsageError(fmt::format(
+            "--config '{}': expected B_r x B_c w warps, e.g. 64x64w4 (fp32), or with s stages, e.g. 128x64w4s2 "
+            "(fp16/bf16)",
+            o.config));
+    return t;
 }
 
 }  // namespace fa_jit::bench

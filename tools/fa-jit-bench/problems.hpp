@@ -41,7 +41,7 @@ struct BenchOptions {
     std::string preset;                // "", tutorial, paper
 
     // Configs.
-    std::string config;  // "64x64w4": force one
+    std::string config;  // "64x64w4" (fp32) or "128x64w4s2" (fp16/bf16): force one
     bool sweep = false;  // every config of tile_configs()
     bool save = false;   // write each problem's best sweep config to the tuning file
 

@@ -1,6 +1,6 @@
 #include "workspace.hpp"
 
-#include "element_types.hpp"
+#include "common/element_types.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -23,7 +23,7 @@ std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
 }
 
 DeviceBuffer upload_random(std::size_t n, DType dtype, std::uint64_t seed) {
-    const std::string bytes = encode(random_values(n, seed), dtype);
+    const std::string bytes = tools::encode(random_values(n, seed), dtype);
     DeviceBuffer buffer(bytes.size());
     buffer.upload(bytes.data(), bytes.size());
     return buffer;
@@ -95,7 +95,7 @@ void Workspace::poison_outputs() {
 HostOutput Workspace::download(const DeviceBuffer& o, const DeviceBuffer& lse) const {
     std::string bytes(o.size(), '\0');
     o.download(bytes.data(), bytes.size());
-    HostOutput out{decode(bytes, problem_.dtype), std::vector<float>(lse_elems_)};
+    HostOutput out{tools::decode(bytes, problem_.dtype), std::vector<float>(lse_elems_)};
     lse.download(out.lse.data(), lse_elems_ * sizeof(float));
     return out;
 }

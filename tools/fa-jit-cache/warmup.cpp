@@ -50,6 +50,7 @@ void print_json(const WarmupOptions& options, const std::vector<std::string>& ar
         j["head_dim"] = it.spec.head_dim;
         j["causal"] = it.spec.causal;
         j["config"] = it.spec.tile.to_string();
+        if (it.spec.dtype != DType::f32) j["even_mn"] = it.spec.even_mn;
         j["default"] = it.is_default;
         j["status"] = to_string(r.status);
         j["seconds"] = r.seconds;
@@ -123,7 +124,9 @@ Command add_warmup(CLI::App& app) {
         "Compiles attention kernels into the disk cache so that attention() never waits for NVRTC. Needs no\n"
         "GPU when --arch is given (e.g. at container-image build time). For each arch x dtype x head dim x\n"
         "causal it compiles the tile config attention() picks by default for sequences of --seqlen, or every\n"
-        "legal config with --all-configs; kernels already cached are skipped. A progress line goes to stderr;\n"
+        "legal config with --all-configs; kernels already cached are skipped. fp16/bf16 kernels come in two\n"
+        "variants, with row bounds checks and without (sequence lengths that are multiples of the tile):\n"
+        "both are compiled. A progress line goes to stderr;\n"
         "the summary (compiled, already cached, failed, wall time) to stdout.\n"
         "Exit code 1 if any compile failed (the first failure's NVRTC log is printed), 2 if the disk cache is\n"
         "unusable or an option is wrong.\n"

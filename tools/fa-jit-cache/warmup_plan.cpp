@@ -129,16 +129,22 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
             for (int d : head_dims) {
                 const std::vector<TileConfig> configs = tile_configs(dtype, d);
                 if (configs.empty())
-                    throw UsageError(fmt::format("no attention kernel for --dtype {} with --head-dim {}",
-                                                 fa_jit::to_string(dtype), d));
+                    throw UsageError(fmt::format("no attention kernel for --dtype {} with --head-dim {}{}",
+                                                 fa_jit::to_string(dtype), d,
+                                                 dtype == DType::f32 ? "" : " (fp16/bf16 need a multiple of 8 up to 256)"));
                 for (bool causal : causals) {
                     const ProblemClass problem{dtype, d, causal, options.seqlen, options.seqlen};
                     const TileConfig chosen = default_tile_config(cc_from_arch(arch), problem);
-                    if (options.all_configs) {
-                        for (const TileConfig& tile : configs)
-                            add({arch, {dtype, d, causal, tile}, tile == chosen});
-                    } else {
-                        add({arch, {dtype, d, causal, chosen}, true});
+                    // fp16/bf16: the bounds-checked kernel and the one for lengths that are multiples of the tile.
+                    const std::vector<bool> evens = dtype == DType::f32 ? std::vector<bool>{false}
+                                                                        : std::vector<bool>{false, true};
+                    for (bool even : evens) {
+                        if (options.all_configs) {
+                            for (const TileConfig& tile : configs)
+                                add({arch, {dtype, d, causal, tile, even}, tile == chosen});
+                        } else {
+                            add({arch, {dtype, d, causal, chosen, even}, true});
+                        }
                     }
                 }
             }
@@ -146,8 +152,9 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
 }
 
 std::string describe(const WarmupItem& item) {
-    return fmt::format("{} {} d{} {} {}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
-                       item.spec.causal ? "causal" : "full", item.spec.tile.to_string());
+    return fmt::format("{} {} d{} {} {}{}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
+                       item.spec.causal ? "causal" : "full", item.spec.tile.to_string(),
+                       item.spec.even_mn ? " even" : "");
 }
 
 const char* to_string(WarmupStatus status) {

@@ -1,9 +1,9 @@
-#include "element_types.hpp"
+#include "common/element_types.hpp"
 
 #include <cmath>
 #include <cstring>
 
-namespace fa_jit::bench {
+namespace fa_jit::tools {
 namespace {
 
 std::uint32_t bits_of(float f) {
@@ -85,4 +85,4 @@ std::vector<float> decode(const std::string& bytes, DType dtype) {
     return out;
 }
 
-}  // namespace fa_jit::bench
+}  // namespace fa_jit::tools
