@@ -206,6 +206,21 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
     }
 }
 
+// Plain 4- and 16-byte shared / global accesses for the epilogue (inline PTX: no toolkit vector types under NVRTC).
+__device__ __forceinline__ void st_shared_b32(unsigned addr, unsigned v) {
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void ld_shared_v4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+__device__ __forceinline__ void st_global_v4(void* ptr, const unsigned (&r)[4]) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
+
 // Byte offset of logical chunk 2 * cpair + (lane's chunk bit) in a row whose (row & 7) the lane already folded into
 // `lane_x` = chunk_bit ^ (row & 7): the XOR with a compile-time constant keeps per-lane address registers few.
 __device__ __forceinline__ unsigned swz_pair(unsigned lane_x, int cpair) {
@@ -457,7 +472,22 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     }
     cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)
 
-    // ---- epilogue: O / l, LSE = (m + log2 l) * ln 2; rows with no visible key: O = 0, LSE = -inf ---------------------
+    // ================================================================================================================
+    // Epilogue: O / l, LSE = (m + log2 l) * ln 2; rows with no visible key: O = 0, LSE = -inf.
+    // With one m-tile per warp, O goes through shared memory so that global stores are 16-byte and coalesced (the
+    // accumulator layout gives 4-byte stores, each warp instruction touching 8 rows x 16 bytes): with a single CTA
+    // per SM (d 256) nothing else hides the epilogue. Two m-tiles per warp sit at 255 registers, where the staging
+    // code makes ptxas spill: they store straight from the accumulators.
+    // ================================================================================================================
+    constexpr bool kStageO = Tr::kMTiles == 1;
+    // Staging buffer: this warp's own Q rows [warp_row0, +kWarpRows). Only this warp ever reads them (ldmatrix at
+    // q_lane); the block-wide cp.async that filled them completed before the first __syncthreads of the prologue
+    // (kQInRegs) or of the main loop, and nothing writes sQ after that. So ordering this warp's last ldmatrix of Q
+    // before its own writes is enough: a warp barrier, not a block one.
+    __syncwarp();
+    // Row g + 8h of m-tile mt has (row & 7) == g (warp_row0 is a multiple of 16): chunk nt lives at (nt ^ g) & 7 | ...
+    // The 8 rows x 4 lanes of one store then hit 32 distinct banks.
+    const unsigned o_stage = sQ + (warp_row0 + g) * (kDS * 2) + 4 * t;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
@@ -465,17 +495,59 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
             const float l = quad_sum(l_i[mt][h]);
             const bool any = l > 0.f;
             const float inv_l = any ? 1.f / l : 0.f;
+            const unsigned row_stage = o_stage + (mt * 16 + h * 8) * (kDS * 2);
             const int row = m0 + warp_row0 + mt * 16 + h * 8 + g;
-            if (!kEvenMN && row >= p.seqlen_q) continue;
             unsigned short* o_row = o + static_cast<long long>(row) * p.o_row_stride;
 #pragma unroll
             for (int nt = 0; nt < kNTilesO; ++nt) {
-                if (nt * 8 >= kHeadDim) break;
-                *reinterpret_cast<unsigned*>(o_row + nt * 8 + 2 * t) =
-                    pack2<kBf16>(acc_o[mt][nt][2 * h] * inv_l, acc_o[mt][nt][2 * h + 1] * inv_l);
+                if (nt * 8 >= kHeadDim) break;  // padding columns are never stored
+                const unsigned packed = pack2<kBf16>(acc_o[mt][nt][2 * h] * inv_l, acc_o[mt][nt][2 * h + 1] * inv_l);
+                if (kStageO)
+                    st_shared_b32(row_stage + (((g ^ nt) & 7) | (nt & ~7)) * 16, packed);
+                else if (kEvenMN || row < p.seqlen_q)
+                    *reinterpret_cast<unsigned*>(o_row + nt * 8 + 2 * t) = packed;
             }
-            if (lse != nullptr && t == 0)
+            if (lse != nullptr && t == 0 && (kEvenMN || row < p.seqlen_q))
                 lse[row] = any ? (m_i[mt][h] + log2_approx(l)) * 0.69314718055994531f : kNegInf;
+        }
+    }
+    if (!kStageO) return;
+    __syncwarp();  // the warp's O rows are in shared memory
+
+    // Copy out: lane i takes 16-byte chunk i, i + 32, ... of the warp's [kWarpRows, kHeadDim] block, so consecutive
+    // lanes store consecutive 16 bytes of a row (whole rows per instruction once kHeadDim >= 256).
+    constexpr int kChunksO = kHeadDim / 8;  // 16-byte chunks per output row (kHeadDim is a multiple of 8)
+    constexpr int kChunksWarp = Tr::kWarpRows * kChunksO;
+    const int o_row0 = m0 + warp_row0;
+    if (32 % kChunksO == 0) {  // every lane keeps one column chunk: pointer bumps, no division
+        constexpr int kRowsPerIter = 32 / kChunksO;
+        const int ch = lane % kChunksO;
+        const int r0 = lane / kChunksO;
+        unsigned short* dst = o + static_cast<long long>(o_row0 + r0) * p.o_row_stride + ch * 8;
+        const long long step = static_cast<long long>(kRowsPerIter) * p.o_row_stride;
+#pragma unroll
+        for (int i = 0; i * kRowsPerIter < Tr::kWarpRows; ++i) {
+            const int r = r0 + i * kRowsPerIter;
+            if (Tr::kWarpRows % kRowsPerIter != 0 && r >= Tr::kWarpRows) break;  // kHeadDim 8: 32 rows per step
+            if (kEvenMN || o_row0 + r < p.seqlen_q) {
+                unsigned v[4];
+                ld_shared_v4(v, sQ + swz<kDS>(warp_row0 + r, ch));
+                st_global_v4(dst, v);
+            }
+            dst += step;
+        }
+    } else {
+#pragma unroll
+        for (int c0 = 0; c0 < kChunksWarp; c0 += 32) {
+            const int c = c0 + lane;
+            if (kChunksWarp % 32 != 0 && c >= kChunksWarp) break;
+            const int r = c / kChunksO;
+            const int ch = c % kChunksO;
+            if (kEvenMN || o_row0 + r < p.seqlen_q) {
+                unsigned v[4];
+                ld_shared_v4(v, sQ + swz<kDS>(warp_row0 + r, ch));
+                st_global_v4(o + static_cast<long long>(o_row0 + r) * p.o_row_stride + ch * 8, v);
+            }
         }
     }
 }

@@ -1,10 +1,12 @@
 // The command-line tools, run as the user runs them: separate processes, a private cache directory, exit codes
 // and output checked. fa-jit-cache's warmup needs NVRTC (no GPU); fa-jit-bench is only checked without a GPU.
+#include "fa_jit/attention.hpp"
 #include "fa_jit/jit.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -185,6 +187,30 @@ TEST_CASE("fa-jit-cache warmup fills the cache, then list, verify, prune and cle
     CHECK(clear.exit_code == 0);
     CHECK(parse_json(clear)["removed"] == kernels);
     CHECK(parse_json(run_tool(kCacheTool, "info --json", dir.path()))["cache"]["entries"] == 0);
+}
+
+TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen tile", "[tools]") {
+    TempDir dir;
+    const ToolResult r = run_tool(kCacheTool, "warmup --arch sm_90 --dtype bf16 --head-dim 128 --causal yes --json",
+                                  dir.path());
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = parse_json(r);
+    CHECK(j["compiled"] == 2);
+    CHECK(j["failed"] == 0);
+    const fa_jit::TileConfig chosen = fa_jit::default_tile_config(90, {fa_jit::DType::bf16, 128, true, 4096, 4096});
+    std::vector<bool> evens;
+    for (const auto& item : j["items"]) {
+        CHECK(item["arch"] == "sm_90a");
+        CHECK(item["dtype"] == "bf16");
+        CHECK(item["config"] == chosen.to_string());
+        evens.push_back(item["even_mn"].get<bool>());
+    }
+    std::sort(evens.begin(), evens.end());
+    CHECK(evens == std::vector<bool>{false, true});
+
+    const ToolResult bad = run_tool(kCacheTool, "warmup --arch sm_80 --dtype fp16 --head-dim 36", dir.path());
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "multiple of 8"));
 }
 
 TEST_CASE("fa-jit-cache warmup rejects an invalid arch with exit code 2", "[tools]") {

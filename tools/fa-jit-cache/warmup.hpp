@@ -11,7 +11,7 @@ namespace fa_jit::tools {
 
 struct WarmupOptions {
     std::string archs;                  // "sm_80,sm_90a"; empty: the GPUs present
-    std::string dtypes = "fp32";
+    std::string dtypes = "fp32,fp16,bf16";
     std::string head_dims = "64,128,256";
     std::string causal = "both";        // both | yes | no
     int seqlen = 4096;                  // the problem class the default config is chosen for
