@@ -11,7 +11,9 @@
 //   kBlockN  key/value rows per step of the inner loop; a multiple of 16.
 //   kHeadDim exactly p.head_dim; a multiple of 8 in 8..256 (math padded to 16, shared rows to 64, zero-filled).
 //   kNWarps  warps per block (block = 32 * kNWarps threads).
-//   kStages  K/V shared-memory buffers (cp.async pipeline depth), 2..4: tile j+kStages-1 loads while j computes.
+//   kStages  K/V shared-memory buffers (cp.async pipeline depth), 1..4: tile j+kStages-1 loads while j computes;
+//            1 = one K and one V buffer (FlashAttention-2's schedule: V_j loads during S_j, K_{j-1} during P V_j), which
+//            halves the K/V footprint so that two CTAs share an SM (d 256: 96 KB at 64 x 64).
 //   kCausal  bottom-right aligned causal mask: query row i sees key j iff j <= i + p.causal_offset.
 //   kEvenMN  true only if seqlen_q % kBlockM == 0 and seqlen_k % kBlockN == 0: drops row bounds checks.
 //
@@ -114,7 +116,7 @@ struct AttentionFwdF16Traits {
     static_assert(kBlockM % (16 * kNWarps) == 0, "kBlockM must be a multiple of 16 * kNWarps");
     static_assert(kBlockN % 16 == 0 && kBlockN >= 16, "kBlockN must be a positive multiple of 16");
     static_assert(kHeadDim % 8 == 0 && kHeadDim >= 8 && kHeadDim <= 256, "kHeadDim must be a multiple of 8 in 8..256");
-    static_assert(kStages >= 2 && kStages <= 4, "kStages must be in 2..4");
+    static_assert(kStages >= 1 && kStages <= 4, "kStages must be in 1..4");
     static_assert(kSmemBytes <= f16_layout::kMaxSmemBytes, "tile does not fit in shared memory");
     static_assert(f16_layout::legal(kBlockM, kBlockN, kNWarps, kStages, kHeadDim), "legal() disagrees");
 };
@@ -295,7 +297,12 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 
     if (n_block_max > 0) {
         // ---- prologue: Q_i with the first key tile in group 0, then kStages - 2 more tiles ------------------------------
+        // (kStages == 1: Q_i and the first K tile only; V_j loads while S_j computes, K_{j-1} while P V_j does.)
         load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, p.seqlen_q);
+        if (kStages == 1) {
+            load_tile<Tr, kBlockN, kEvenMN>(sKV, k, p.k_row_stride, (n_block_max - 1) * kBlockN, p.seqlen_k);
+            cp_async_commit();
+        }
 #pragma unroll
         for (int s = 0; s < kStages - 1; ++s) {
             const int nb = n_block_max - 1 - s;
@@ -313,8 +320,10 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     unsigned q_frag[kMTiles][kQInRegs ? kKSteps : 1][4];
     const unsigned q_lane = sQ + (warp_row0 + lm_row + (lm_mat % 2) * 8) * (kDS * 2);
     const unsigned q_lane_x = (lm_mat / 2) ^ lm_row;
+    // Groups younger than the one holding the current tile: kStages - 2 with a ring, none with single buffers.
+    constexpr int kYounger = kStages == 1 ? 0 : kStages - 2;
     if (kQInRegs && n_block_max > 0) {
-        cp_async_wait<kStages - 2>();
+        cp_async_wait<kYounger>();
         __syncthreads();
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
@@ -327,9 +336,12 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     for (int it = 0; it < n_block_max; ++it) {
         const int n_block = n_block_max - 1 - it;  // last tile first: the masked tiles come first
         const int n0 = n_block * kBlockN;
-        cp_async_wait<kStages - 2>();
-        __syncthreads();  // tile `it` landed; every warp is done with the buffer refilled below
-        {
+        cp_async_wait<kYounger>();
+        __syncthreads();  // tile `it` (its K, for kStages 1) landed; every warp is done with the buffer refilled below
+        if (kStages == 1) {
+            load_tile<Tr, kBlockN, kEvenMN>(sKV + kKVBytes, v, p.v_row_stride, n0, p.seqlen_k);
+            cp_async_commit();
+        } else {
             const int nb = n_block - (kStages - 1);
             if (nb >= 0) {
                 int ls = stage + kStages - 1;
@@ -386,6 +398,13 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                         if ((!kEvenMN && col >= p.seqlen_k) || (kCausal && col > row + p.causal_offset))
                             acc_s[mt][nt][e] = kNegInf;
                     }
+        }
+
+        if (kStages == 1) {
+            cp_async_wait<0>();
+            __syncthreads();  // V_j landed; every warp is done with K_j, whose buffer now takes K_{j-1}
+            if (n_block > 0) load_tile<Tr, kBlockN, kEvenMN>(sKV, k, p.k_row_stride, n0 - kBlockN, p.seqlen_k);
+            cp_async_commit();
         }
 
         // ---- online softmax (log2 units, scale folded into the exponent) ----------------------------------------------

@@ -30,7 +30,7 @@ constexpr int kMaxSmemBytes = 227 * 1024;
 // The kernel's static_asserts as one predicate, so the host never asks NVRTC for a configuration it rejects.
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int warps, int stages, int head_dim) {
     return warps >= 1 && warps <= 16 && block_m > 0 && block_m % (16 * warps) == 0 && block_n >= 16 &&
-           block_n % 16 == 0 && stages >= 2 && stages <= 4 && head_dim >= 8 && head_dim <= 256 &&
+           block_n % 16 == 0 && stages >= 1 && stages <= 4 && head_dim >= 8 && head_dim <= 256 &&
            head_dim % 8 == 0 && smem_bytes(block_m, block_n, head_dim, stages) <= kMaxSmemBytes;
 }
 

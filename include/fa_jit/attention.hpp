@@ -69,7 +69,7 @@ struct TileConfig {
     int block_m = 0;  // B_r: query rows per block
     int block_n = 0;  // B_c: key rows per inner iteration
     int warps = 0;    // warps per block
-    int stages = 0;   // fp16/bf16: K/V buffers of the cp.async pipeline (2..4); fp32: 0 (its kernel has one depth)
+    int stages = 0;   // fp16/bf16: K/V buffers of the cp.async pipeline (1..4); fp32: 0 (its kernel has one depth)
     bool operator==(const TileConfig& o) const noexcept {
         return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages;
     }

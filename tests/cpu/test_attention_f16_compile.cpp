@@ -23,15 +23,14 @@ struct F16Config {
     bool recommended;  // must compile with 0 spill bytes on sm_80 and sm_90a
 };
 
-// Two to three configurations per head dim. <128, 64, 128, 8, 2> (fastest d = 128 tile measured on H200) is
-// spill-free since Q is re-read from shared memory in tiles with many accumulators (kQInRegs); <128, 32, 128, 4, 2>
-// has 2 m-tiles per warp (FA2's shape). <128, 64, 256, 8, 2> is compiled, not spill-checked: 0 bytes on sm_90a but
-// 16 on sm_80 (where its 192 KB of shared memory does not fit anyway).
+// Two or three configurations per head dim: the tiles attention() chooses on sm_90 (measured fastest on an H100;
+// compiled, not spill-checked: at 255 registers ptxas spills 8..40 bytes in some variants, which the measurements
+// include) and spill-free alternatives with fewer accumulators per thread.
 const F16Config kConfigs[] = {
-    {128, 128, 64, 8, 2, true}, {64, 64, 64, 4, 2, true},                                  // d 64
-    {64, 64, 96, 4, 3, true},   {64, 32, 96, 4, 2, true},                                  // d 96
-    {128, 32, 128, 8, 2, true}, {128, 64, 128, 8, 2, true},  {128, 32, 128, 4, 2, true},   // d 128
-    {128, 32, 256, 8, 2, true}, {64, 32, 256, 4, 2, true},   {128, 64, 256, 8, 2, false},  // d 256
+    {128, 128, 64, 8, 2, true}, {128, 64, 64, 4, 2, false},                                 // d 64
+    {64, 64, 96, 4, 3, true},   {64, 32, 96, 4, 2, true},                                   // d 96
+    {128, 64, 128, 8, 2, true}, {128, 32, 128, 4, 2, true},  {128, 64, 128, 4, 2, false},   // d 128
+    {128, 32, 256, 8, 2, true}, {64, 32, 256, 4, 2, true},   {64, 64, 256, 4, 1, false},    // d 256
 };
 
 std::string name_expression(const char* dtype, const F16Config& c, bool causal, bool even) {
