@@ -139,6 +139,8 @@ void save_tuned_config(const DeviceInfo& device, const ProblemClass& problem, co
 // from 9.0 on ("sm_90" and "sm_90a" -> "sm_90a"), so that a cache warmed for either name serves the device.
 std::string attention_arch(std::string_view arch);
 
+// The specialization attention(args, stream, tile) runs, for a non-empty legal `tile`.
+AttentionKernelSpec attention_spec(const AttentionArgs& args, const TileConfig& tile);
 // The compile request of one specialization for `arch` (what warmup compiles without a GPU).
 CompileRequest attention_compile_request(const AttentionKernelSpec& spec, const std::string& arch);
 // The specialization loaded for the current device (compiled or read from the cache on first use).

@@ -69,14 +69,9 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
                          tile};
     return table.get(key, [&] {
         LoadedAttention l;
-        l.spec.dtype = a.dtype;
-        l.spec.head_dim = a.head_dim;
-        l.spec.causal = a.causal;
-        l.spec.tile = tile.empty() ? choose_tile_config(current_device(), {a.dtype, a.head_dim, a.causal, a.seqlen_q,
-                                                                           a.seqlen_k})
-                                   : tile;
-        l.spec.even_mn = a.dtype != DType::f32 && key.seqlen_q_align % l.spec.tile.block_m == 0 &&
-                         key.seqlen_k_align % l.spec.tile.block_n == 0;
+        l.spec = attention_spec(a, tile.empty() ? choose_tile_config(current_device(), {a.dtype, a.head_dim, a.causal,
+                                                                                        a.seqlen_q, a.seqlen_k})
+                                                : tile);
         l.kernel = attention_kernel(l.spec);
         return l;
     });
@@ -130,6 +125,14 @@ std::string attention_arch(std::string_view arch) {
         std::stoi(parsed.substr(3)) >= 90)
         parsed += "a";
     return parsed;
+}
+
+AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& tile) {
+    AttentionKernelSpec spec{a.dtype, a.head_dim, a.causal, tile};
+    // Decided by what ProblemKey holds (tile_alignment), so that one table entry always means one kernel.
+    spec.even_mn = a.dtype != DType::f32 && tile_alignment(a.seqlen_q) % tile.block_m == 0 &&
+                   tile_alignment(a.seqlen_k) % tile.block_n == 0;
+    return spec;
 }
 
 Kernel attention_kernel(const AttentionKernelSpec& spec) {

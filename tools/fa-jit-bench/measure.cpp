@@ -8,8 +8,8 @@
 namespace fa_jit::bench {
 namespace {
 
-void fill_kernel_attributes(Row& row) {
-    const AttentionKernelSpec spec{row.problem.dtype, row.problem.head_dim, row.problem.causal, row.tile};
+void fill_kernel_attributes(Row& row, const Workspace& ws) {
+    const AttentionKernelSpec spec = attention_spec(ws.args(0), row.tile);  // the kernel attention() will run
     const KernelAttributes a = attention_kernel(spec).attributes();
     row.registers = a.registers;
     row.local_bytes = a.local_bytes;
@@ -59,7 +59,7 @@ Row measure_config(const Problem& problem, const TileConfig& tile, bool chosen, 
     row.chosen = chosen;
     row.input_sets = ws.input_sets();
     try {
-        fill_kernel_attributes(row);
+        fill_kernel_attributes(row, ws);
         if (reference) {
             check_config(row, ws, *reference, stream);
             if (row.status == RowStatus::wrong) return row;  // a wrong kernel's speed means nothing
