@@ -32,16 +32,14 @@
 //
 // Softmax: the row max is taken on raw scores and then scaled, so p.scale (and p.scale_log2) must be > 0.
 //
-// Recommended (0 spill bytes on sm_80 and sm_90a, NVRTC 13.0; tests/cpu/test_attention_f16_compile.cpp checks it):
-//   d 64: <T, 128, 128, 64, 8, 2, *, *> (long seqlen) / <T, 64, 64, 64, 4, 2, *, *>;  d 96: <T, 64, 64, 96, 4, 3, ...>
-//   d 128: <T, 128, 64, 128, 8, 2, ...> / <T, 128, 32, 128, 8 or 4, 2, ...> (also spill-free: <T, 64, 64, 128, 4, 2>);
-//   d 256: <T, 128, 32, 256, 8, 2, ...> (128 KB smem, fits sm_80) / <T, 64, 32, 256, 4, 2, ...>; sm_90 only:
-//          <T, 128, 64, 256, 8, 2, ...> (192 KB smem; 0 spill bytes on sm_90a).
+// Tiles: attention() picks them in src/attention/config.cpp (measured fastest on an H100: <128, 64, d, 4, 2> for
+// d <= 128, <64, 64, d, 4, 1> above, which sit at 255 registers and may spill a few bytes);
+// tests/cpu/test_attention_f16_compile.cpp keeps a spill-free alternative per head dim on sm_80 and sm_90a.
 // Measured numbers: bench/NOTES.md ("fp16/bf16 kernel").
 //
 // Numerics: the tensor core accumulates in fp32 with truncation (round toward zero). Each tile's P V_j goes into a
-// fresh accumulator (16 output columns at a time, so it costs 8 registers per m-tile) that is added to O with an
-// ordinary fp32 add: the truncation bias then does not grow with seqlen_k.
+// fresh accumulator (16 output columns at a time, so it costs 8 registers per m-tile) that is added to the rescaled O
+// with an ordinary fp32 FFMA: the truncation bias then does not grow with seqlen_k.
 #pragma once
 
 #include "attention_f16_layout.cuh"
