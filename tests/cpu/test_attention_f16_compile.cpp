@@ -27,7 +27,7 @@ struct F16Config {
 // compiled, not spill-checked: at 255 registers ptxas spills 8..40 bytes in some variants, which the measurements
 // include) and spill-free alternatives with fewer accumulators per thread.
 const F16Config kConfigs[] = {
-    {128, 128, 64, 8, 2, true}, {128, 64, 64, 4, 2, false},                                 // d 64
+    {128, 128, 64, 8, 2, true}, {128, 128, 64, 4, 2, false},                                // d 64
     {64, 64, 96, 4, 3, true},   {64, 32, 96, 4, 2, true},                                   // d 96
     {128, 64, 128, 8, 2, true}, {128, 32, 128, 4, 2, true},  {128, 64, 128, 4, 2, false},   // d 128
     {128, 32, 256, 8, 2, true}, {64, 32, 256, 4, 2, true},   {64, 64, 256, 4, 1, false},    // d 256
