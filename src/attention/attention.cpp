@@ -128,6 +128,8 @@ std::string attention_arch(std::string_view arch) {
 }
 
 AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& tile) {
+    if (tile.block_m <= 0 || tile.block_n <= 0)
+        throw InvalidArgument("tile", "a chosen configuration (e.g. from choose_tile_config())", tile.to_string());
     AttentionKernelSpec spec{a.dtype, a.head_dim, a.causal, tile};
     // Decided by what ProblemKey holds (tile_alignment), so that one table entry always means one kernel.
     spec.even_mn = a.dtype != DType::f32 && tile_alignment(a.seqlen_q) % tile.block_m == 0 &&

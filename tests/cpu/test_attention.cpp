@@ -207,6 +207,7 @@ TEST_CASE("fp16/bf16 drop bounds checks when every tile is full", "[attention][c
     CHECK(attention_spec(a, {128, 64, 4, 2}).even_mn);
     a.dtype = DType::f32, a.seqlen_k = 384;  // the fp32 kernel has no such variant
     CHECK_FALSE(attention_spec(a, {128, 64, 4}).even_mn);
+    CHECK_THROWS_WITH(attention_spec(a, {}), Catch::Contains("'tile'"));
 }
 
 TEST_CASE("tile configurations print and parse both ways", "[attention][config]") {
