@@ -42,33 +42,13 @@
 // with an ordinary fp32 FFMA: the truncation bias then does not grow with seqlen_k.
 #pragma once
 
+#include "attention_f16_common.cuh"
 #include "attention_f16_layout.cuh"
 #include "attention_params.cuh"
-#include "ptx.cuh"
 #include "dtypes.cuh"
+#include "ptx.cuh"
 
 namespace fa_jit {
-
-template <typename T>
-struct F16IsBf16 {
-    static constexpr bool value = false;
-};
-template <>
-struct F16IsBf16<bf16_t> {
-    static constexpr bool value = true;
-};
-template <typename T>
-struct F16IsSupported {
-    static constexpr bool value = false;
-};
-template <>
-struct F16IsSupported<half_t> {
-    static constexpr bool value = true;
-};
-template <>
-struct F16IsSupported<bf16_t> {
-    static constexpr bool value = true;
-};
 
 // ================================================================================================================
 // Traits
@@ -121,7 +101,8 @@ struct AttentionFwdF16Traits {
 
 namespace f16_detail {
 
-using namespace ptx;  // exp2_approx, cp_async_*, quad_max, quad_sum, ...
+using namespace ptx;      // exp2_approx, cp_async_*, quad_max, quad_sum, ...
+using namespace f16_ops;  // pack2, mask_scores, online_softmax, epilogue accesses
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -132,17 +113,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned add
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
-}
-
-// Two floats -> one 32-bit register of two 16-bit values, `lo` in the low half (round to nearest even).
-template <bool kBf16>
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-    unsigned r;
-    if (kBf16)
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    else
-        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
 }
 
 // D[16x8] += A[16x16] (row) * B[16x8] (col), 16-bit inputs, fp32 accumulate.
@@ -204,21 +174,6 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
                         ok ? 16 : 0);
         }
     }
-}
-
-// Plain 4- and 16-byte shared / global accesses for the epilogue (inline PTX: no toolkit vector types under NVRTC).
-__device__ __forceinline__ void st_shared_b32(unsigned addr, unsigned v) {
-    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
-}
-__device__ __forceinline__ void ld_shared_v4(unsigned (&r)[4], unsigned addr) {
-    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr)
-                 : "memory");
-}
-__device__ __forceinline__ void st_global_v4(void* ptr, const unsigned (&r)[4]) {
-    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-                 : "memory");
 }
 
 // Byte offset of logical chunk 2 * cpair + (lane's chunk bit) in a row whose (row & 7) the lane already folded into
@@ -387,15 +342,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         if (need_mask) {
 #pragma unroll
             for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-                for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const int row = m0 + warp_row0 + mt * 16 + (e / 2) * 8 + g;
-                        const int col = n0 + nt * 8 + 2 * t + (e % 2);
-                        if ((!kEvenMN && col >= p.seqlen_k) || (kCausal && col > row + p.causal_offset))
-                            acc_s[mt][nt][e] = kNegInf;
-                    }
+                mask_scores<kEvenMN, kCausal>(acc_s[mt], m0 + warp_row0 + mt * 16 + g, n0, p.seqlen_k, p.causal_offset);
         }
 
         if (kStages == 1) {
@@ -411,41 +358,15 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         // FFMA per element (nvcc / NVRTC contract a multiply here and an add there anyway under the default -fmad=true:
         // same SASS; explicit so that it does not depend on that).
         float alpha[kMTiles][2];
-        const float sl2 = p.scale_log2;
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
-            float m_use[2];
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                float row_max = kNegInf;
-#pragma unroll
-                for (int nt = 0; nt < kNTilesS; ++nt)
-                    row_max = fmaxf(row_max, fmaxf(acc_s[mt][nt][2 * h], acc_s[mt][nt][2 * h + 1]));
-                row_max = quad_max(row_max) * sl2;  // scale > 0: max commutes with the scaling; -inf stays -inf
-                const float m_new = fmaxf(m_i[mt][h], row_max);
-                m_use[h] = m_new == kNegInf ? 0.f : m_new;  // rows with no visible key yet: exp2(-inf - 0) = 0
-                alpha[mt][h] = exp2_approx(m_i[mt][h] - m_use[h]);  // first tile / no key yet: 0 (O is 0 anyway)
-                m_i[mt][h] = m_new;
-            }
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                float row_sum = 0.f;
-#pragma unroll
-                for (int nt = 0; nt < kNTilesS; ++nt) {
-                    const float p0 = exp2_approx(fmaf(acc_s[mt][nt][2 * h], sl2, -m_use[h]));
-                    const float p1 = exp2_approx(fmaf(acc_s[mt][nt][2 * h + 1], sl2, -m_use[h]));
-                    row_sum += p0 + p1;
-                    p_frag[mt][nt][h] = pack2<kBf16>(p0, p1);
-                }
-                l_i[mt][h] = l_i[mt][h] * alpha[mt][h] + row_sum;
+            online_softmax<kBf16>(acc_s[mt], m_i[mt], l_i[mt], alpha[mt], p_frag[mt], p.scale_log2);
 #ifdef FA_JIT_F16_PV_DIRECT  // the experiment accumulates into O itself: rescale it first
 #pragma unroll
-                for (int nt = 0; nt < kNTilesO; ++nt) {
-                    acc_o[mt][nt][2 * h] *= alpha[mt][h];
-                    acc_o[mt][nt][2 * h + 1] *= alpha[mt][h];
-                }
+            for (int nt = 0; nt < kNTilesO; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= alpha[mt][e / 2];
 #endif
-            }
         }
 
         // ---- O = O * alpha + P V_j: 16 output columns at a time, each into a fresh accumulator (see "Numerics") -------

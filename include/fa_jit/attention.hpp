@@ -70,14 +70,18 @@ struct TileConfig {
     int block_n = 0;  // B_c: key rows per inner iteration
     int warps = 0;    // warps per block
     int stages = 0;   // fp16/bf16: K/V buffers of the cp.async pipeline (1..4); fp32: 0 (its kernel has one depth)
+    // fp16/bf16 on sm_90 only: the Hopper kernel (warpgroup MMA, one warpgroup per 64 rows: warps = block_m / 16)
+    // instead of the mma.sync kernel that runs on every sm_80+ GPU.
+    bool wgmma = false;
     bool operator==(const TileConfig& o) const noexcept {
-        return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages;
+        return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages &&
+               wgmma == o.wgmma;
     }
     bool empty() const noexcept { return block_m == 0; }
-    std::string to_string() const;  // "64x64w4" (fp32), "128x64w4s2" (fp16/bf16)
+    std::string to_string() const;  // "64x64w4" (fp32), "128x64w4s2" (fp16/bf16), "128x64w8s2-wgmma" (Hopper)
 };
 
-// "64x64w4" or "128x64w4s2" -> TileConfig; nullopt when malformed (legality is not checked here).
+// "64x64w4", "128x64w4s2" or "128x64w8s2-wgmma" -> TileConfig; nullopt when malformed (legality is not checked).
 std::optional<TileConfig> parse_tile_config(std::string_view text);
 
 // One kernel specialization: everything that is a compile-time constant of the kernel.
@@ -120,11 +124,13 @@ struct ProblemClass {
     int seqlen_k = 0;
 };
 
-// Every legal tile configuration of the kernel family for `dtype` and `head_dim` (what --sweep explores); empty
-// when no kernel serves that head dim (fp16/bf16 need a multiple of 8).
+// Every legal tile configuration of the kernel families for `dtype` and `head_dim` (what --sweep explores, after
+// tile_runs_on()); empty when no kernel serves that head dim (fp16/bf16 need a multiple of 8).
 std::vector<TileConfig> tile_configs(DType dtype, int head_dim);
 // Whether the kernel family for `dtype` accepts `tile` at `head_dim` (its static_asserts, evaluated on the host).
 bool tile_is_legal(DType dtype, int head_dim, const TileConfig& tile);
+// Whether `tile`'s kernel runs on a GPU of compute capability `cc` (e.g. 90): wgmma tiles need exactly sm_90.
+bool tile_runs_on(const TileConfig& tile, int cc);
 // The built-in choice for a GPU of compute capability `cc` (e.g. 90): a pure function, one comment per number.
 TileConfig default_tile_config(int cc, const ProblemClass& problem);
 // The tuning file's choice for this GPU and problem when there is one, else default_tile_config().

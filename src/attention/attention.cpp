@@ -39,7 +39,7 @@ struct ProblemKeyHash {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
         for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.seqlen_q_bucket,
                       k.seqlen_k_bucket, k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m, k.tile.block_n,
-                      k.tile.warps, k.tile.stages})
+                      k.tile.warps, k.tile.stages, static_cast<int>(k.tile.wgmma)})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
         return h;
     }
@@ -68,10 +68,12 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
                          tile_alignment(a.seqlen_q), tile_alignment(a.seqlen_k),
                          tile};
     return table.get(key, [&] {
+        const DeviceInfo& device = current_device();
+        if (!tile.empty() && !tile_runs_on(tile, device.cc_major * 10 + device.cc_minor))
+            throw InvalidArgument("tile", "a configuration this GPU runs (wgmma tiles need sm_90)", tile.to_string());
         LoadedAttention l;
-        l.spec = attention_spec(a, tile.empty() ? choose_tile_config(current_device(), {a.dtype, a.head_dim, a.causal,
-                                                                                        a.seqlen_q, a.seqlen_k})
-                                                : tile);
+        l.spec = attention_spec(
+            a, tile.empty() ? choose_tile_config(device, {a.dtype, a.head_dim, a.causal, a.seqlen_q, a.seqlen_k}) : tile);
         l.kernel = attention_kernel(l.spec);
         return l;
     });

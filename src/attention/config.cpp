@@ -2,6 +2,7 @@
 #include "attention/seqlen_bucket.hpp"
 #include "attention_f16_layout.cuh"
 #include "attention_fp32_layout.cuh"
+#include "attention_wgmma_layout.cuh"
 #include "cache/disk_cache.hpp"
 #include "fa_jit/attention.hpp"
 #include "util/log.hpp"
@@ -34,6 +35,12 @@ std::vector<TileConfig> tile_configs(DType dtype, int head_dim) {
                 for (int stages : {1, 2, 3})
                     if (f16_layout::legal(block_m, block_n, warps, stages, head_dim))
                         out.push_back({block_m, block_n, warps, stages});
+    // The Hopper kernel: one or two warpgroups, 64 or 128 keys per step, a 2- or 3-deep K/V ring.
+    for (int block_m : {64, 128})
+        for (int block_n : {64, 128})
+            for (int stages : {2, 3})
+                if (wgmma_layout::legal(block_m, block_n, block_m / 16, stages, head_dim))
+                    out.push_back({block_m, block_n, block_m / 16, stages, true});
     return out;
 }
 
@@ -66,7 +73,12 @@ std::vector<TileConfig> preferences_fp32(const ProblemClass& p) {
 // fp16/bf16 (attention_f16.cu), bf16 TFLOP/s on an H100 at 16k tokens (bench/NOTES.md). mma.sync on Hopper runs
 // short of shared-memory bandwidth unless each K/V fragment feeds two 16-row m-tiles: 128 rows over 4 warps wins
 // wherever the registers allow it (Q is then re-read from shared memory, as FlashAttention-2 does).
-std::vector<TileConfig> preferences_f16(const ProblemClass& p) {
+std::vector<TileConfig> preferences_f16(int cc, const ProblemClass& p) {
+    if (cc == 90 && p.head_dim % 64 == 0) {
+        // Hopper, d 64 / 128 / 192 / 256: the wgmma kernel, two warpgroups on 128 query rows.
+        if (p.head_dim <= 128) return {{128, 128, 8, 2, true}, {128, 64, 8, 2, true}};
+        return {{128, 64, 8, 2, true}, {64, 64, 4, 2, true}};
+    }
     if (p.head_dim <= 64)
         // 128 x 128 over 4 warps (80 KB at d 64): the fastest of the 27 tiles at every length swept (N 512..16k, causal
         // or not): 286-340 TFLOP/s full, 191-322 causal, 2-7% ahead of 128 x 64 (which stays the fallback).
@@ -84,9 +96,10 @@ std::vector<TileConfig> preferences_f16(const ProblemClass& p) {
 
 TileConfig default_tile_config(int cc, const ProblemClass& problem) {
     const std::vector<TileConfig> candidates =
-        problem.dtype == DType::f32 ? preferences_fp32(problem) : preferences_f16(problem);
+        problem.dtype == DType::f32 ? preferences_fp32(problem) : preferences_f16(cc, problem);
     for (const TileConfig& t : candidates)
-        if (AttentionKernelSpec{problem.dtype, problem.head_dim, problem.causal, t}.shared_bytes() <= max_shared_bytes(cc))
+        if (tile_runs_on(t, cc) &&
+            AttentionKernelSpec{problem.dtype, problem.head_dim, problem.causal, t}.shared_bytes() <= max_shared_bytes(cc))
             return t;
     return candidates.back();
 }
@@ -125,7 +138,8 @@ TileConfig choose_tile_config(const DeviceInfo& device, const ProblemClass& prob
     const auto it = tuning["configs"].find(tuning_key(device, problem));
     if (it == tuning["configs"].end() || !it->is_string()) return fallback;
     const std::optional<TileConfig> tuned = parse_tile_config(it->get<std::string>());
-    if (!tuned || !tile_is_legal(problem.dtype, problem.head_dim, *tuned)) {
+    if (!tuned || !tile_is_legal(problem.dtype, problem.head_dim, *tuned) ||
+        !tile_runs_on(*tuned, device.cc_major * 10 + device.cc_minor)) {
         log::warn_once("tuning-entry", fmt::format("ignoring illegal tuned config '{}' in {}", it->dump(),
                                                    tuning_file_path()));
         return fallback;

@@ -220,12 +220,31 @@ TEST_CASE("every tile configuration of a head dim computes the same function", "
             if (tile.block_m > 64 && tile.warps < 4) continue;  // slow and never chosen; still compiled in CI
             check_case({1, 2, 2, 150, 170, 64, causal, Layout::bshd, tile}, DType::f32, rng);
         }
-    // fp16/bf16 (one kernel family): the bounds-checked variant on ragged lengths, the unchecked one on lengths
-    // every tile divides.
+    // fp16/bf16 (both kernel families where the GPU runs them): the bounds-checked variant on ragged lengths, the
+    // unchecked one on lengths every tile divides.
+    const int cc = current_device().cc_major * 10 + current_device().cc_minor;
     REQUIRE(tile_configs(DType::bf16, 64) == tile_configs(DType::f16, 64));
     for (const TileConfig& tile : tile_configs(DType::bf16, 64)) {
+        if (!tile_runs_on(tile, cc)) continue;
         check_case({1, 2, 1, 150, 170, 64, true, Layout::bshd, tile}, DType::bf16, rng);
         check_case({1, 2, 2, 256, 384, 64, false, Layout::bhsd, tile}, DType::f16, rng);
+    }
+}
+
+// On sm_90 attention() picks the wgmma kernel for head dims that are multiples of 64, so the shape grid above no
+// longer reaches the mma.sync kernel there: run both families at those head dims, every wgmma tile included.
+TEST_CASE("both fp16/bf16 kernels at the head dims the wgmma kernel serves", "[attention]") {
+    const int cc = current_device().cc_major * 10 + current_device().cc_minor;
+    std::mt19937 rng(64);
+    for (int d : {64, 128, 192, 256}) {
+        std::vector<TileConfig> tiles = {default_tile_config(80, {DType::bf16, d, true, 4096, 4096})};  // mma.sync
+        for (const TileConfig& tile : tile_configs(DType::bf16, d))
+            if (tile.wgmma && tile_runs_on(tile, cc)) tiles.push_back(tile);
+        for (const TileConfig& tile : tiles) {
+            check_case({1, 2, 1, 150, 170, d, true, Layout::bshd, tile}, DType::bf16, rng);
+            check_case({2, 2, 2, 256, 384, d, false, Layout::bhsd, tile}, DType::f16, rng);
+            check_case({1, 2, 2, 200, 130, d, true, Layout::padded, tile}, DType::f16, rng);  // Nq > Nk: empty rows
+        }
     }
 }
 

@@ -60,11 +60,19 @@ struct Run {
     std::vector<Row> saved;
 };
 
+// What --sweep measures: every legal config whose kernel runs on `device`.
+std::vector<TileConfig> runnable_configs(const Problem& problem, const DeviceInfo& device) {
+    std::vector<TileConfig> out;
+    for (const TileConfig& t : tile_configs(problem.dtype, problem.head_dim))
+        if (tile_runs_on(t, device.cc_major * 10 + device.cc_minor)) out.push_back(t);
+    return out;
+}
+
 // All configs of one problem; the reference runs once and is shared by every config.
 void bench_problem(const Problem& problem, const DeviceInfo& device, const BenchOptions& options,
                    const std::optional<TileConfig>& forced, Stream& stream, tools::Progress& progress, Run& run) {
     const TileConfig chosen = choose_tile_config(device, problem.problem_class());
-    std::vector<TileConfig> configs = options.sweep ? tile_configs(problem.dtype, problem.head_dim)
+    std::vector<TileConfig> configs = options.sweep ? runnable_configs(problem, device)
                                       : forced      ? std::vector<TileConfig>{*forced}
                                                     : std::vector<TileConfig>{chosen};
     const auto fail_all = [&](const std::string& why) {
@@ -142,7 +150,7 @@ int run_bench(int argc, char** argv) {
     Stream stream;
 
     std::size_t total = 0;
-    for (const Problem& p : problems) total += options.sweep ? std::max<std::size_t>(1, tile_configs(p.dtype, p.head_dim).size()) : 1;
+    for (const Problem& p : problems) total += options.sweep ? std::max<std::size_t>(1, runnable_configs(p, device).size()) : 1;
     if (!options.json && !options.csv)
         fmt::print("{} (sm_{}{}, {} SMs); {} reps after {} warm-up\n", device.name, device.cc_major, device.cc_minor,
                    device.multiprocessors, options.reps, options.warmup);

@@ -141,7 +141,8 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
                     for (bool even : evens) {
                         if (options.all_configs) {
                             for (const TileConfig& tile : configs)
-                                add({arch, {dtype, d, causal, tile, even}, tile == chosen});
+                                if (tile_runs_on(tile, cc_from_arch(arch)))
+                                    add({arch, {dtype, d, causal, tile, even}, tile == chosen});
                         } else {
                             add({arch, {dtype, d, causal, chosen, even}, true});
                         }

@@ -1,0 +1,92 @@
+// Hopper warpgroup MMA (wgmma, sm_90a) through inline PTX: shared-memory matrix descriptors, the m64n64k16 shapes
+// the attention kernel uses, and the fences around them. PTX ISA, "Asynchronous Warpgroup Level Matrix Instructions".
+#pragma once
+
+namespace fa_jit::wgmma {
+
+// Descriptor of a 128-byte-swizzled operand in shared memory (PTX "Matrix Descriptor Format"): start address,
+// leading and stride byte offsets (all >> 4), swizzle mode 1 in bits 62-63. Base offset 0: every swizzle atom
+// (8 rows x 128 bytes) starts on a 1024-byte boundary, which the kernel guarantees.
+//   K-major (Q, K): rows of 64 elements, 128 bytes; SBO = 1024 (8 rows to the next 8), LBO unused (16).
+//   MN-major (V as B of P V): LBO = bytes from one 64-column block to the next, SBO = 1024 (8 k rows to the next 8).
+__device__ __forceinline__ unsigned long long desc_sw128(unsigned addr, unsigned lbo_bytes, unsigned sbo_bytes) {
+    return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) |
+           (static_cast<unsigned long long>((lbo_bytes & 0x3FFFFu) >> 4) << 16) |
+           (static_cast<unsigned long long>((sbo_bytes & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
+}
+
+// Orders this thread's register writes (accumulators, A fragments) before the wgmma that reads them.
+__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// Waits until at most N committed wgmma groups of this warpgroup are pending.
+template <int N>
+__device__ __forceinline__ void wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Makes this thread's generic-proxy shared-memory writes (cp.async results) visible to wgmma's async proxy.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Ties registers written by an asynchronous wgmma to the point after wait(): the compiler sees the wgmma's outputs
+// as ready when it is issued, so without this it may move their readers above the wait.
+template <int N>
+__device__ __forceinline__ void hold(float (&d)[N][4]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[i][e])::"memory");
+}
+
+#define FA_JIT_WGMMA_D32                                                                                            \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
+    "%24, %25, %26, %27, %28, %29, %30, %31}"
+#define FA_JIT_WGMMA_TILE(d, i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
+#define FA_JIT_WGMMA_D32_OPERANDS(d)                                                                                \
+    FA_JIT_WGMMA_TILE(d, 0), FA_JIT_WGMMA_TILE(d, 1), FA_JIT_WGMMA_TILE(d, 2), FA_JIT_WGMMA_TILE(d, 3),             \
+        FA_JIT_WGMMA_TILE(d, 4), FA_JIT_WGMMA_TILE(d, 5), FA_JIT_WGMMA_TILE(d, 6), FA_JIT_WGMMA_TILE(d, 7)
+
+// D[64x64] (+)= A[64x16] B[16x64], both operands K-major in shared memory; accumulate iff `accumulate` != 0.
+// D is 8 consecutive n-tiles d[0..7][4] in the mma.sync m16n8 accumulator layout, per warp w of the warpgroup:
+// d[i][e] is row 16w + g + 8 (e >> 1), column 8i + 2t + (e & 1) (lane = 4g + t).
+template <bool kBf16>
+__device__ __forceinline__ void mma_ss(float (*d)[4], unsigned long long a_desc, unsigned long long b_desc,
+                                       int accumulate) {
+    if (kBf16)
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FA_JIT_WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+            : FA_JIT_WGMMA_D32_OPERANDS(d)
+            : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+    else
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " FA_JIT_WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+            : FA_JIT_WGMMA_D32_OPERANDS(d)
+            : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+
+// D[64x64] (+)= A[64x16] B[16x64], A from registers (the mma.sync m16n8k16 A fragment of each warp's 16 rows), B
+// MN-major in shared memory (imm-trans-b = 1).
+template <bool kBf16>
+__device__ __forceinline__ void mma_rs_bt(float (*d)[4], const unsigned (&a)[4], unsigned long long b_desc,
+                                          int accumulate) {
+    if (kBf16)
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FA_JIT_WGMMA_D32
+            ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+            : FA_JIT_WGMMA_D32_OPERANDS(d)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+    else
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " FA_JIT_WGMMA_D32
+            ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+            : FA_JIT_WGMMA_D32_OPERANDS(d)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+}
+
+#undef FA_JIT_WGMMA_D32
+#undef FA_JIT_WGMMA_D32_OPERANDS
+#undef FA_JIT_WGMMA_TILE
+
+}  // namespace fa_jit::wgmma
