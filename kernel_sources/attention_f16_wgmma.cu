@@ -34,6 +34,10 @@
 #include "ptx.cuh"
 #include "wgmma.cuh"
 
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "attention_f16_wgmma.cu needs -arch=sm_90a: wgmma exists only on the arch-specific Hopper target"
+#endif
+
 namespace fa_jit {
 
 template <typename T, int kBlockM_, int kBlockN_, int kHeadDim_, int kStages_>

@@ -38,7 +38,8 @@ std::vector<std::string> compile_all(const std::vector<AttentionKernelSpec>& spe
                                      const std::vector<std::string>& archs) {
     std::vector<std::pair<AttentionKernelSpec, std::string>> work;
     for (const auto& s : specs)
-        for (const auto& arch : archs) work.emplace_back(s, arch);
+        for (const auto& arch : archs)
+            if (tile_runs_on(s.tile, arch == "sm_90a" ? 90 : 80)) work.emplace_back(s, arch);  // wgmma: sm_90a only
     std::atomic<std::size_t> next{0};
     std::mutex mutex;
     std::vector<std::string> failures;
@@ -155,6 +156,7 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
                                           << t.to_string());
                     REQUIRE(std::find(all.begin(), all.end(), t) != all.end());
                     CHECK(tile_is_legal(dtype, d, t));
+                    CHECK(tile_runs_on(t, cc));
                     const AttentionKernelSpec spec{dtype, d, causal, t};
                     const std::size_t limit = (cc == 80 ? 163 : cc == 90 || cc == 100 ? 227 : 99) * 1024;
                     CHECK(spec.shared_bytes() <= limit);
@@ -166,6 +168,13 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::f32, 128, false, 16384, 16384}) == TileConfig{128, 32, 4});
     CHECK(default_tile_config(90, {DType::f32, 256, false, 16384, 16384}) == TileConfig{128, 32, 8});
     CHECK(default_tile_config(80, {DType::f32, 256, false, 16384, 16384}) == TileConfig{64, 32, 4});
+    // fp16/bf16 on sm_90: the wgmma kernel wherever it serves the head dim (multiples of 64), else mma.sync.
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{64, 64, 4, 2, true});
+    CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 8, 2, true});
+    CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 64, 8, 2, true});
+    CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{128, 64, 4, 2});
+    CHECK(default_tile_config(80, {DType::bf16, 128, false, 16384, 16384}) == TileConfig{128, 64, 4, 2});
+    CHECK(default_tile_config(100, {DType::bf16, 256, false, 16384, 16384}) == TileConfig{64, 64, 4, 1});
 }
 
 TEST_CASE("a cache warmed for sm_90 or sm_90a serves attention() on a 9.0 GPU", "[attention][config]") {
@@ -194,6 +203,14 @@ TEST_CASE("a specialization renders its template arguments and launch shape", "[
     CHECK(half.shared_bytes() == 2u * 128 * (128 + 2 * 2 * 64));
     CHECK(AttentionKernelSpec{DType::f16, 64, true, {64, 32, 4, 3}}.name_expression() ==
           "fa_jit::attention_fwd_f16<fa_jit::half_t, 64, 32, 64, 4, 3, true, false>");
+
+    // The Hopper kernel: no warps argument (one warpgroup per 64 rows); tiles 64x64-element swizzle blocks plus
+    // 1 KB to align them.
+    const AttentionKernelSpec hopper{DType::f16, 256, true, {128, 64, 8, 2, true}, /*even_mn=*/true};
+    CHECK(hopper.name_expression() == "fa_jit::attention_fwd_f16_wgmma<fa_jit::half_t, 128, 64, 256, 2, true, true>");
+    CHECK(hopper.source_name() == "attention_f16_wgmma.cu");
+    CHECK(hopper.threads() == 256);
+    CHECK(hopper.shared_bytes() == 2u * 256 * (128 + 2 * 2 * 64) + 1024);
 }
 
 TEST_CASE("fp16/bf16 drop bounds checks when every tile is full", "[attention][config]") {
@@ -223,6 +240,25 @@ TEST_CASE("tile configurations print and parse both ways", "[attention][config]"
     CHECK(tile_is_legal(DType::bf16, 64, {128, 64, 4, 2}));
     CHECK_FALSE(tile_is_legal(DType::bf16, 64, {128, 64, 4}));
     CHECK_FALSE(tile_is_legal(DType::f16, 256, {128, 128, 8, 4}));  // 320 KB of shared memory
+
+    // The Hopper kernel's tiles carry "-wgmma"; one warpgroup per 64 rows, head dims that are multiples of 64.
+    const TileConfig hopper{128, 64, 8, 2, true};
+    CHECK(hopper.to_string() == "128x64w8s2-wgmma");
+    CHECK(parse_tile_config("128x64w8s2-wgmma") == hopper);
+    CHECK_FALSE(hopper == TileConfig{128, 64, 8, 2});
+    for (const char* bad : {"-wgmma", "64x64w4-wgmma", "128x64w8s2-wgmm", "128x64w8s2-wgmma ", "128x64w8s2wgmma"}) {
+        INFO("'" << bad << "'");
+        CHECK_FALSE(parse_tile_config(bad).has_value());
+    }
+    CHECK(tile_is_legal(DType::bf16, 256, hopper));
+    CHECK_FALSE(tile_is_legal(DType::f32, 256, hopper));
+    CHECK_FALSE(tile_is_legal(DType::bf16, 96, hopper));                      // head_dim % 64 != 0
+    CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 64, 4, 2, true}));      // warps != block_m / 16
+    CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 64, 8, 1, true}));      // needs a K/V ring
+    CHECK_FALSE(tile_is_legal(DType::bf16, 256, {128, 128, 8, 2, true}));     // 289 KB of shared memory
+    CHECK(tile_runs_on(hopper, 90));
+    for (int cc : {80, 86, 89, 100, 120}) CHECK_FALSE(tile_runs_on(hopper, cc));
+    CHECK(tile_runs_on(TileConfig{128, 64, 4, 2}, 80));
 }
 
 TEST_CASE("the chosen kernel of every head dim compiles for sm_80 and sm_90a", "[attention][compile]") {
@@ -258,9 +294,22 @@ TEST_CASE("every sweep configuration compiles for sm_80 and sm_90a", "[attention
     for (bool causal : {false, true})
         for (const TileConfig& t : tile_configs(DType::bf16, 128)) specs.push_back({DType::bf16, 128, causal, t, causal});
     CHECK(specs.size() - f32_count >= 30);
+    // The Hopper kernel (sm_90a only): every tile at the other head dims it serves.
+    for (int d : {64, 192, 256})
+        for (bool causal : {false, true})
+            for (const TileConfig& t : tile_configs(DType::f16, d))
+                if (t.wgmma) specs.push_back({DType::f16, d, causal, t, !causal});
     const auto failures = compile_all(specs, {"sm_80", "sm_90a"});
     for (const auto& f : failures) UNSCOPED_INFO(f);
     CHECK(failures.empty());
+}
+
+TEST_CASE("the wgmma kernel asked for another arch fails naming sm_90a", "[attention][compile]") {
+    const AttentionKernelSpec hopper{DType::bf16, 128, false, {128, 128, 8, 2, true}};
+    for (const char* arch : {"sm_80", "sm_90"}) {
+        INFO(arch);
+        CHECK_THROWS_WITH(compile(attention_compile_request(hopper, arch)), Catch::Contains("sm_90a"));
+    }
 }
 
 TEST_CASE("the reference and CUDA-core variants compile for sm_80 and sm_90a", "[attention][compile]") {

@@ -207,6 +207,13 @@ TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen ti
     }
     std::sort(evens.begin(), evens.end());
     CHECK(evens == std::vector<bool>{false, true});
+    CHECK(chosen.wgmma);  // sm_90: the Hopper kernel
+
+    // Other archs get the mma.sync kernel: no wgmma tile is planned for sm_80.
+    const ToolResult ampere = run_tool(kCacheTool, "warmup --arch sm_80 --dtype bf16 --head-dim 128 --causal no --json",
+                                       dir.path());
+    REQUIRE(ampere.exit_code == 0);
+    for (const auto& item : parse_json(ampere)["items"]) CHECK(item["config"] == "128x64w4s2");
 
     const ToolResult bad = run_tool(kCacheTool, "warmup --arch sm_80 --dtype fp16 --head-dim 36", dir.path());
     CHECK(bad.exit_code == 2);

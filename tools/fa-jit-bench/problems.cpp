@@ -110,7 +110,8 @@ void add_options(CLI::App& app, BenchOptions& o) {
         ->group(shape);
 
     const auto* configs = "Tile configurations";
-    auto* config = app.add_option("--config", o.config, "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s stages, e.g. 128x64w4s2")
+    auto* config = app.add_option("--config", o.config, "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s stages, e.g. 128x64w4s2, "
+                                  "and -wgmma for the Hopper kernel, e.g. 128x64w8s2-wgmma")
                        ->group(configs);
     auto* sweep = app.add_flag("--sweep", o.sweep, "measure every legal tile config (fa_jit::tile_configs)")
                       ->excludes(config)
@@ -195,7 +196,7 @@ std::optional<TileConfig> forced_config(const BenchOptions& o) {
     if (!t || t->block_m <= 0)
         throw UsageError(fmt::format(
             "--config '{}': expected B_r x B_c w warps, e.g. 64x64w4 (fp32), or with s stages, e.g. 128x64w4s2 "
-            "(fp16/bf16)",
+            "(fp16/bf16) or 128x64w8s2-wgmma (fp16/bf16 on sm_90)",
             o.config));
     return t;
 }
