@@ -102,7 +102,7 @@ struct AttentionFwdF16Traits {
 namespace f16_detail {
 
 using namespace ptx;      // exp2_approx, cp_async_*, quad_max, quad_sum, ...
-using namespace f16_ops;  // pack2, mask_scores, online_softmax, epilogue accesses
+using namespace f16_ops;  // pack2, epilogue accesses
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -342,7 +342,15 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         if (need_mask) {
 #pragma unroll
             for (int mt = 0; mt < kMTiles; ++mt)
-                mask_scores<kEvenMN, kCausal>(acc_s[mt], m0 + warp_row0 + mt * 16 + g, n0, p.seqlen_k, p.causal_offset);
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        const int row = m0 + warp_row0 + mt * 16 + (e / 2) * 8 + g;
+                        const int col = n0 + nt * 8 + 2 * t + (e % 2);
+                        if ((!kEvenMN && col >= p.seqlen_k) || (kCausal && col > row + p.causal_offset))
+                            acc_s[mt][nt][e] = kNegInf;
+                    }
         }
 
         if (kStages == 1) {
@@ -358,15 +366,41 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         // FFMA per element (nvcc / NVRTC contract a multiply here and an add there anyway under the default -fmad=true:
         // same SASS; explicit so that it does not depend on that).
         float alpha[kMTiles][2];
+        const float sl2 = p.scale_log2;
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
-            online_softmax<kBf16>(acc_s[mt], m_i[mt], l_i[mt], alpha[mt], p_frag[mt], p.scale_log2);
+            float m_use[2];
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float row_max = kNegInf;
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+                    row_max = fmaxf(row_max, fmaxf(acc_s[mt][nt][2 * h], acc_s[mt][nt][2 * h + 1]));
+                row_max = quad_max(row_max) * sl2;  // scale > 0: max commutes with the scaling; -inf stays -inf
+                const float m_new = fmaxf(m_i[mt][h], row_max);
+                m_use[h] = m_new == kNegInf ? 0.f : m_new;  // rows with no visible key yet: exp2(-inf - 0) = 0
+                alpha[mt][h] = exp2_approx(m_i[mt][h] - m_use[h]);  // first tile / no key yet: 0 (O is 0 anyway)
+                m_i[mt][h] = m_new;
+            }
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float row_sum = 0.f;
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt) {
+                    const float p0 = exp2_approx(fmaf(acc_s[mt][nt][2 * h], sl2, -m_use[h]));
+                    const float p1 = exp2_approx(fmaf(acc_s[mt][nt][2 * h + 1], sl2, -m_use[h]));
+                    row_sum += p0 + p1;
+                    p_frag[mt][nt][h] = pack2<kBf16>(p0, p1);
+                }
+                l_i[mt][h] = l_i[mt][h] * alpha[mt][h] + row_sum;
 #ifdef FA_JIT_F16_PV_DIRECT  // the experiment accumulates into O itself: rescale it first
 #pragma unroll
-            for (int nt = 0; nt < kNTilesO; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] *= alpha[mt][e / 2];
+                for (int nt = 0; nt < kNTilesO; ++nt) {
+                    acc_o[mt][nt][2 * h] *= alpha[mt][h];
+                    acc_o[mt][nt][2 * h + 1] *= alpha[mt][h];
+                }
 #endif
+            }
         }
 
         // ---- O = O * alpha + P V_j: 16 output columns at a time, each into a fresh accumulator (see "Numerics") -------

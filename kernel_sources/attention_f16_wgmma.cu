@@ -20,7 +20,7 @@
 // Shared memory: every tile is head_dim / 64 column blocks of [rows][64] with wgmma's 128-byte swizzle
 // (wgmma_layout.cuh); cp.async fills them (zeros past seqlen), fence.proxy.async publishes them to wgmma.
 // Per key tile, per warpgroup: S = Q K^T (wgmma, both operands from shared memory), mask, online softmax in
-// registers (attention_f16_common.cuh), P converted to T in registers and fed as wgmma's register A operand against
+// registers (as attention_f16.cu), P converted to T in registers and fed as wgmma's register A operand against
 // V (MN-major, transposed by the tensor core), 64 output columns at a time, two chunks in flight.
 //
 // Numerics as attention_fwd_f16: each tile's P V_j goes into a fresh accumulator and is added to the rescaled O with
@@ -65,7 +65,7 @@ struct AttentionFwdWgmmaTraits {
 namespace wgmma_detail {
 
 using namespace ptx;      // cp_async_*, quad_sum, log2_approx, smem_address
-using namespace f16_ops;  // pack2, mask_scores, online_softmax, epilogue accesses
+using namespace f16_ops;  // pack2, epilogue accesses
 
 // Byte offset of 16-byte chunk `chunk` (0 .. head_dim / 8) of row `row` in a tile of kRows rows: column block
 // chunk / 8, then the 128-byte row, then the chunk XOR (row & 7).
@@ -107,6 +107,58 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
             cp_async_16(smem + sw128<kRows>(r, ch), ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem,
                         ok ? 16 : 0);
         }
+    }
+}
+
+// Sets to -inf the scores of one m-tile that lie past seqlen_k (unless kEvenMN) or above the causal diagonal.
+// row_0, col_0: the global query row and key column of the warp's 16 x kBlockN corner; lane = 4g + t. neg_inf comes
+// from the caller, computed once per kernel (neg_inf_f32() is an inline-asm move the compiler repeats per call).
+template <bool kEvenMN, bool kCausal, int kNT>
+__device__ __forceinline__ void mask_scores(float (&s)[kNT][4], int row_0, int col_0, int g, int t, int seqlen_k,
+                                            int causal_offset, float neg_inf) {
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int row = row_0 + (e / 2) * 8 + g;
+            const int col = col_0 + nt * 8 + 2 * t + (e % 2);
+            if ((!kEvenMN && col >= seqlen_k) || (kCausal && col > row + causal_offset)) s[nt][e] = neg_inf;
+        }
+}
+
+// One online-softmax step (log2 units, the scale folded into the exponent) for the two rows a thread holds of one
+// m-tile: updates the running max m and sum l, returns O's rescale factor alpha = exp2(m_old - m_new) per row, and
+// writes P = exp2(s * scale_log2 - m_new) packed to T pairs: p[nt][h] = columns (2t, 2t+1) of row g + 8h.
+// The row max is taken on raw scores and then scaled: scale_log2 must be > 0. neg_inf as for mask_scores.
+// (attention_f16.cu does the same steps inline over its m-tiles: sharing this code changed ptxas's register
+// allocation there, which sits at 255 registers, enough to spill in a configuration the CI keeps spill-free.)
+template <bool kBf16, int kNT>
+__device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
+                                               float (&alpha)[2], unsigned (&p)[kNT][2], float scale_log2,
+                                               float neg_inf) {
+    float m_use[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float row_max = neg_inf;
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) row_max = fmaxf(row_max, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
+        row_max = ptx::quad_max(row_max) * scale_log2;  // max commutes with a positive scale; -inf stays -inf
+        const float m_new = fmaxf(m[h], row_max);
+        m_use[h] = m_new == neg_inf ? 0.f : m_new;     // rows with no visible key yet: exp2(-inf - 0) = 0
+        alpha[h] = ptx::exp2_approx(m[h] - m_use[h]);  // first tile / no key yet: 0 (O is 0 anyway)
+        m[h] = m_new;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        float row_sum = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) {
+            const float p0 = ptx::exp2_approx(fmaf(s[nt][2 * h], scale_log2, -m_use[h]));
+            const float p1 = ptx::exp2_approx(fmaf(s[nt][2 * h + 1], scale_log2, -m_use[h]));
+            row_sum += p0 + p1;
+            p[nt][h] = pack2<kBf16>(p0, p1);
+        }
+        l[h] = l[h] * alpha[h] + row_sum;
     }
 }
 
@@ -227,10 +279,11 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         // ---- mask, online softmax ------------------------------------------------------------------------------------
         const bool need_mask = (!kEvenMN && n0 + kBlockN > p.seqlen_k) ||
                                (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
-        if (need_mask) mask_scores<kEvenMN, kCausal>(acc_s, m0 + warp_row0 + g, n0, p.seqlen_k, p.causal_offset);
+        if (need_mask) mask_scores<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset,
+                                                    kNegInf);
         unsigned p_frag[kNTilesS][2];
         float alpha[2];
-        online_softmax<kBf16>(acc_s, m_i, l_i, alpha, p_frag, p.scale_log2);
+        online_softmax<kBf16>(acc_s, m_i, l_i, alpha, p_frag, p.scale_log2, kNegInf);
 
         // ---- O = O * alpha + P V_j, 64 columns at a time: chunk dc computes while chunk dc - 1 is added to O ---------
         float pv[2][8][4];
