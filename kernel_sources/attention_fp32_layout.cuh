@@ -2,11 +2,7 @@
 // the host library (which sizes the launch) evaluate: one formula, no copy to drift.
 #pragma once
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define FA_JIT_HOST_DEVICE __host__ __device__
-#else
-#define FA_JIT_HOST_DEVICE
-#endif
+#include "host_device.cuh"
 
 namespace fa_jit::fp32_layout {
 

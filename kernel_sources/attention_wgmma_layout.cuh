@@ -2,11 +2,7 @@
 // constexpr functions that both the kernel and the host library evaluate.
 #pragma once
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define FA_JIT_HOST_DEVICE __host__ __device__
-#else
-#define FA_JIT_HOST_DEVICE
-#endif
+#include "host_device.cuh"
 
 namespace fa_jit::wgmma_layout {
 
