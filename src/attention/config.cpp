@@ -77,7 +77,7 @@ std::vector<TileConfig> preferences_f16(int cc, const ProblemClass& p) {
     if (cc == 90 && p.head_dim % 64 == 0) {
         // Hopper, d 64 / 128 / 192 / 256: the wgmma kernel (attention_f16_wgmma.cu), 1.2-1.9x the mma.sync one.
         // bf16 TFLOP/s, FlashAttention protocol (N 512..16k), H100 (bench/NOTES.md, "wgmma kernel").
-        // d 64: one warpgroup on 64 x 64 (41 KB, 137 registers: several CTAs per SM): 327-409 full, 239-394 causal;
+        // d 64: one warpgroup on 64 x 64 (41 KB, 137-152 registers: several CTAs per SM): 327-409 full, 239-394 causal;
         // 64 x 128 309-404 / 200-385; two warpgroups on 128 x 128 259-342 / 170-336.
         if (p.head_dim <= 64) return {{64, 64, 4, 2, true}, {64, 128, 4, 2, true}};
         // d 128: two warpgroups on 128 x 128 (161 KB): 345-488 full, 226-492 causal; 128 x 64 309-415 / 220-442;
