@@ -104,8 +104,8 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
             const int r = c / kChunksRow;
             const int ch = c % kChunksRow;
             const bool ok = kEven || row0 + r < rows_total;
-            cp_async_16(smem + sw128<kRows>(r, ch), ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem,
-                        ok ? 16 : 0);
+            cp_async_16(smem + sw128<kRows>(r, ch),
+                        ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem, ok ? 16 : 0);
         }
     }
 }
@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
 
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
-    const unsigned sKV = sQ + Tr::kQBytes;  // stage s: K at sKV + 2 s kKVBytes, V right after
+    const unsigned sKV = sQ + Tr::kQBytes;                          // stage s: K at sKV + 2 s kKVBytes, V right after
 
     const int m_block = kCausal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
     const int head = blockIdx.y;
@@ -196,10 +196,11 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     const int lane = threadIdx.x % 32;
     const int g = lane / 4;
     const int t = lane % 4;
-    const int warp_row0 = warp * 16;       // this warp's 16 accumulator rows
-    const int wg_row0 = (warp / 4) * 64;   // its warpgroup's 64 rows (the A operand of S)
+    const int warp_row0 = warp * 16;      // this warp's 16 accumulator rows
+    const int wg_row0 = (warp / 4) * 64;  // its warpgroup's 64 rows (the A operand of S)
 
-    const unsigned short* q = static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
+    const unsigned short* q =
+        static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
     const unsigned short* k =
         static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
     const unsigned short* v =
@@ -221,7 +222,8 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     float m_i[2] = {kNegInf, kNegInf};
     float l_i[2] = {0.f, 0.f};
 
-    // ---- prologue: Q_i with the first key tile in group 0, then kStages - 2 more tiles --------------------------------
+    // ---- prologue: Q_i with the first key tile in group 0, then kStages - 2 more tiles
+    // --------------------------------
     if (n_block_max > 0) {
         load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, p.seqlen_q);
 #pragma unroll
@@ -258,7 +260,8 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         const unsigned sV = sK + kKVBytes;
         if (++stage == kStages) stage = 0;
 
-        // ---- S = Q K^T: k step ks reads 16 columns (32 bytes) inside column block ks / 4 ------------------------------
+        // ---- S = Q K^T: k step ks reads 16 columns (32 bytes) inside column block ks / 4
+        // ------------------------------
         float acc_s[kNTilesS][4];
         wgmma::fence();
 #pragma unroll
@@ -267,8 +270,8 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
                 wgmma::desc_sw128(sQ + (ks / 4) * (kBlockM * 128u) + wg_row0 * 128u + (ks % 4) * 32u, 16, 1024);
 #pragma unroll
             for (int nc = 0; nc < Tr::kChunksS; ++nc) {
-                const unsigned long long b = wgmma::desc_sw128(
-                    sK + (ks / 4) * (kBlockN * 128u) + nc * (64 * 128u) + (ks % 4) * 32u, 16, 1024);
+                const unsigned long long b =
+                    wgmma::desc_sw128(sK + (ks / 4) * (kBlockN * 128u) + nc * (64 * 128u) + (ks % 4) * 32u, 16, 1024);
                 wgmma::mma_ss<kBf16>(acc_s + 8 * nc, a, b, ks > 0);
             }
         }
@@ -276,16 +279,18 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         wgmma::wait<0>();
         wgmma::hold(acc_s);
 
-        // ---- mask, online softmax ------------------------------------------------------------------------------------
-        const bool need_mask = (!kEvenMN && n0 + kBlockN > p.seqlen_k) ||
-                               (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
-        if (need_mask) mask_scores<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset,
-                                                    kNegInf);
+        // ---- mask, online softmax
+        // ------------------------------------------------------------------------------------
+        const bool need_mask =
+            (!kEvenMN && n0 + kBlockN > p.seqlen_k) || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
+        if (need_mask)
+            mask_scores<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
         unsigned p_frag[kNTilesS][2];
         float alpha[2];
         online_softmax<kBf16>(acc_s, m_i, l_i, alpha, p_frag, p.scale_log2, kNegInf);
 
-        // ---- O = O * alpha + P V_j, 64 columns at a time: chunk dc computes while chunk dc - 1 is added to O ---------
+        // ---- O = O * alpha + P V_j, 64 columns at a time: chunk dc computes while chunk dc - 1 is added to O
+        // ---------
         float pv[2][8][4];
 #pragma unroll
         for (int dc = 0; dc < kDBlocks; ++dc) {

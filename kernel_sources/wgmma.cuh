@@ -16,15 +16,21 @@ __device__ __forceinline__ unsigned long long desc_sw128(unsigned addr, unsigned
 }
 
 // Orders this thread's register writes (accumulators, A fragments) before the wgmma that reads them.
-__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
 // Waits until at most N committed wgmma groups of this warpgroup are pending.
 template <int N>
 __device__ __forceinline__ void wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 // Makes this thread's generic-proxy shared-memory writes (cp.async results) visible to wgmma's async proxy.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 
 // Ties registers written by an asynchronous wgmma to the point after wait(): the compiler sees the wgmma's outputs
 // as ready when it is issued, so without this it may move their readers above the wait.
@@ -36,12 +42,12 @@ __device__ __forceinline__ void hold(float (&d)[N][4]) {
         for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[i][e])::"memory");
 }
 
-#define FA_JIT_WGMMA_D32                                                                                            \
+#define FA_JIT_WGMMA_D32                                                                                              \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
     "%24, %25, %26, %27, %28, %29, %30, %31}"
 #define FA_JIT_WGMMA_TILE(d, i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
-#define FA_JIT_WGMMA_D32_OPERANDS(d)                                                                                \
-    FA_JIT_WGMMA_TILE(d, 0), FA_JIT_WGMMA_TILE(d, 1), FA_JIT_WGMMA_TILE(d, 2), FA_JIT_WGMMA_TILE(d, 3),             \
+#define FA_JIT_WGMMA_D32_OPERANDS(d)                                                                    \
+    FA_JIT_WGMMA_TILE(d, 0), FA_JIT_WGMMA_TILE(d, 1), FA_JIT_WGMMA_TILE(d, 2), FA_JIT_WGMMA_TILE(d, 3), \
         FA_JIT_WGMMA_TILE(d, 4), FA_JIT_WGMMA_TILE(d, 5), FA_JIT_WGMMA_TILE(d, 6), FA_JIT_WGMMA_TILE(d, 7)
 
 // D[64x64] (+)= A[64x16] B[16x64], both operands K-major in shared memory; accumulate iff `accumulate` != 0.

@@ -73,7 +73,8 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
             throw InvalidArgument("tile", "a configuration this GPU runs (wgmma tiles need sm_90)", tile.to_string());
         LoadedAttention l;
         l.spec = attention_spec(
-            a, tile.empty() ? choose_tile_config(device, {a.dtype, a.head_dim, a.causal, a.seqlen_q, a.seqlen_k}) : tile);
+            a,
+            tile.empty() ? choose_tile_config(device, {a.dtype, a.head_dim, a.causal, a.seqlen_q, a.seqlen_k}) : tile);
         l.kernel = attention_kernel(l.spec);
         return l;
     });

@@ -107,7 +107,8 @@ TileConfig default_tile_config(int cc, const ProblemClass& problem) {
         problem.dtype == DType::f32 ? preferences_fp32(problem) : preferences_f16(cc, problem);
     for (const TileConfig& t : candidates)
         if (tile_runs_on(t, cc) &&
-            AttentionKernelSpec{problem.dtype, problem.head_dim, problem.causal, t}.shared_bytes() <= max_shared_bytes(cc))
+            AttentionKernelSpec{problem.dtype, problem.head_dim, problem.causal, t}.shared_bytes() <=
+                max_shared_bytes(cc))
             return t;
     return candidates.back();
 }

@@ -39,7 +39,8 @@ std::optional<TileConfig> parse_tile_config(std::string_view text) {
 }
 
 bool tile_is_legal(DType dtype, int head_dim, const TileConfig& t) {
-    if (dtype == DType::f32) return t.stages == 0 && !t.wgmma && fp32_layout::legal(t.block_m, t.block_n, t.warps, head_dim);
+    if (dtype == DType::f32)
+        return t.stages == 0 && !t.wgmma && fp32_layout::legal(t.block_m, t.block_n, t.warps, head_dim);
     if (t.wgmma) return wgmma_layout::legal(t.block_m, t.block_n, t.warps, t.stages, head_dim);
     return f16_layout::legal(t.block_m, t.block_n, t.warps, t.stages, head_dim);
 }

@@ -150,7 +150,8 @@ int run_bench(int argc, char** argv) {
     Stream stream;
 
     std::size_t total = 0;
-    for (const Problem& p : problems) total += options.sweep ? std::max<std::size_t>(1, runnable_configs(p, device).size()) : 1;
+    for (const Problem& p : problems)
+        total += options.sweep ? std::max<std::size_t>(1, runnable_configs(p, device).size()) : 1;
     if (!options.json && !options.csv)
         fmt::print("{} (sm_{}{}, {} SMs); {} reps after {} warm-up\n", device.name, device.cc_major, device.cc_minor,
                    device.multiprocessors, options.reps, options.warmup);
