@@ -93,6 +93,7 @@ struct DeviceInfo {
     int max_shared_per_block_optin = 0;  // bytes, the most dynamic shared memory a block can opt into
     int max_grid[3] = {0, 0, 0};
     int max_block[3] = {0, 0, 0};
+    int cc() const noexcept { return cc_major * 10 + cc_minor; }  // compute capability as one number, e.g. 90
 };
 
 // The device of the current context; when no context is current, device 0's primary context is made current.

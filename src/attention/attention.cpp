@@ -69,7 +69,7 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
                          tile};
     return table.get(key, [&] {
         const DeviceInfo& device = current_device();
-        if (!tile.empty() && !tile_runs_on(tile, device.cc_major * 10 + device.cc_minor))
+        if (!tile.empty() && !tile_runs_on(tile, device.cc()))
             throw InvalidArgument("tile", "a configuration this GPU runs (wgmma tiles need sm_90)", tile.to_string());
         LoadedAttention l;
         l.spec = attention_spec(

@@ -141,14 +141,14 @@ std::mutex tuning_mutex;
 std::string tuning_file_path() { return (cache::DiskCache::instance().config().dir / "tuning.json").string(); }
 
 TileConfig choose_tile_config(const DeviceInfo& device, const ProblemClass& problem) {
-    const TileConfig fallback = default_tile_config(device.cc_major * 10 + device.cc_minor, problem);
+    const TileConfig fallback = default_tile_config(device.cc(), problem);
     static const nlohmann::json tuning = read_tuning_file(tuning_file_path());  // read once per process
     if (!tuning.contains("configs")) return fallback;
     const auto it = tuning["configs"].find(tuning_key(device, problem));
     if (it == tuning["configs"].end() || !it->is_string()) return fallback;
     const std::optional<TileConfig> tuned = parse_tile_config(it->get<std::string>());
     if (!tuned || !tile_is_legal(problem.dtype, problem.head_dim, *tuned) ||
-        !tile_runs_on(*tuned, device.cc_major * 10 + device.cc_minor)) {
+        !tile_runs_on(*tuned, device.cc())) {
         log::warn_once("tuning-entry", fmt::format("ignoring illegal tuned config '{}' in {}", it->dump(),
                                                    tuning_file_path()));
         return fallback;

@@ -33,7 +33,7 @@ Kernel get_kernel(const CompileRequest& request, std::string_view name_expressio
     const DeviceInfo& device = current_device();
     // The device's own arch. Asking NVRTC whether it supports it would load NVRTC (~6 ms), which a warm cache must
     // not need; that question is asked only on a miss, where NVRTC is loaded anyway.
-    const int cc = device.cc_major * 10 + device.cc_minor;
+    const int cc = device.cc();
     CompileRequest native = request;
     native.arch = "sm_" + std::to_string(cc) + (arch_specific && cc >= 90 ? "a" : "");
     if (native.name_expressions.empty()) native.name_expressions.emplace_back(name_expression);

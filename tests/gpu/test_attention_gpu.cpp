@@ -222,7 +222,7 @@ TEST_CASE("every tile configuration of a head dim computes the same function", "
         }
     // fp16/bf16 (both kernel families where the GPU runs them): the bounds-checked variant on ragged lengths, the
     // unchecked one on lengths every tile divides.
-    const int cc = current_device().cc_major * 10 + current_device().cc_minor;
+    const int cc = current_device().cc();
     REQUIRE(tile_configs(DType::bf16, 64) == tile_configs(DType::f16, 64));
     for (const TileConfig& tile : tile_configs(DType::bf16, 64)) {
         if (!tile_runs_on(tile, cc)) continue;
@@ -234,7 +234,7 @@ TEST_CASE("every tile configuration of a head dim computes the same function", "
 // On sm_90 attention() picks the wgmma kernel for head dims that are multiples of 64, so the shape grid above no
 // longer reaches the mma.sync kernel there: run both families at those head dims, every wgmma tile included.
 TEST_CASE("both fp16/bf16 kernels at the head dims the wgmma kernel serves", "[attention]") {
-    const int cc = current_device().cc_major * 10 + current_device().cc_minor;
+    const int cc = current_device().cc();
     std::mt19937 rng(64);
     for (int d : {64, 128, 192, 256}) {
         std::vector<TileConfig> tiles = {default_tile_config(80, {DType::bf16, d, true, 4096, 4096})};  // mma.sync

@@ -64,7 +64,7 @@ struct Run {
 std::vector<TileConfig> runnable_configs(const Problem& problem, const DeviceInfo& device) {
     std::vector<TileConfig> out;
     for (const TileConfig& t : tile_configs(problem.dtype, problem.head_dim))
-        if (tile_runs_on(t, device.cc_major * 10 + device.cc_minor)) out.push_back(t);
+        if (tile_runs_on(t, device.cc())) out.push_back(t);
     return out;
 }
 
