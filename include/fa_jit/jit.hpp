@@ -48,6 +48,9 @@ struct CompileRequest {
     std::vector<std::string> name_expressions;  // e.g. "fa_jit::attention_fwd_fp32<64, 64, 128, 4, false>"
     std::vector<std::string> options;           // extra NVRTC options (the arch and the C++ standard are added)
     std::string arch;                           // "sm_80", "sm_90a": cubin; "compute_90": PTX for the driver to JIT
+    // The kernel family this request belongs to ("fp32", "f16-mma", "f16-wgmma", ...; empty for other kernels):
+    // recorded in the cache entry for `fa-jit-cache list`, not part of the cache key (it does not change the binary).
+    std::string family;
 };
 
 struct Compiled {
