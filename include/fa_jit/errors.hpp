@@ -1,6 +1,8 @@
 // Exceptions thrown by fa_jit. Each carries the structured data a caller needs to react or report.
 #pragma once
 
+#include "fa_jit/export.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -8,13 +10,13 @@
 namespace fa_jit {
 
 // Base of every fa_jit exception.
-class Error : public std::runtime_error {
+class FA_JIT_API Error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
 // A CUDA driver call failed, or no driver could be loaded.
-class CudaError : public Error {
+class FA_JIT_API CudaError : public Error {
 public:
     CudaError(std::string call, int result, std::string result_name, std::string message, std::string where);
     const std::string& call() const noexcept { return call_; }          // e.g. "cuModuleLoadData"
@@ -30,7 +32,7 @@ private:
 };
 
 // NVRTC rejected a kernel, or NVRTC could not be loaded.
-class CompileError : public Error {
+class FA_JIT_API CompileError : public Error {
 public:
     CompileError(std::string kernel, std::vector<std::string> options, std::string log, std::string message);
     const std::string& kernel() const noexcept { return kernel_; }  // source name and name expressions
@@ -44,7 +46,7 @@ private:
 };
 
 // An argument was rejected before anything reached the GPU.
-class InvalidArgument : public Error {
+class FA_JIT_API InvalidArgument : public Error {
 public:
     InvalidArgument(std::string argument, std::string expected, std::string given);
     const std::string& argument() const noexcept { return argument_; }  // e.g. "head_dim" or "kernel parameter 2"

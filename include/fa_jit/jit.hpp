@@ -5,6 +5,7 @@
 
 #include "fa_jit/cuda_types.hpp"
 #include "fa_jit/errors.hpp"
+#include "fa_jit/export.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -35,9 +36,9 @@ struct Source {
 
 // A file of kernel_sources/: the copy embedded at build time, or the one in $FA_JIT_KERNEL_DIR when set.
 // Throws InvalidArgument for an unknown name.
-Source kernel_source(std::string_view file_name);
+FA_JIT_API Source kernel_source(std::string_view file_name);
 // Names of the embedded kernel sources (*.cu).
-std::vector<std::string> kernel_source_names();
+FA_JIT_API std::vector<std::string> kernel_source_names();
 
 // ---------------------------------------------------------------------------------------------------------------
 // Compiling (NVRTC, loaded at run time). Needs no GPU.
@@ -53,7 +54,7 @@ struct CompileRequest {
     std::string family;
 };
 
-struct Compiled {
+struct FA_JIT_API Compiled {
     std::string arch;
     bool is_ptx = false;
     std::string binary;  // cubin or PTX
@@ -65,27 +66,27 @@ struct Compiled {
 };
 
 // Throws CompileError (with the full log) if NVRTC rejects the source or cannot be loaded.
-Compiled compile(const CompileRequest& request);
+FA_JIT_API Compiled compile(const CompileRequest& request);
 
 // NVRTC's version as major * 1000 + minor * 10 (CUDA's convention). Throws CompileError if NVRTC is missing.
-int nvrtc_version();
+FA_JIT_API int nvrtc_version();
 // The real architectures NVRTC can generate code for, e.g. {75, 80, ..., 120}.
-std::vector<int> nvrtc_supported_archs();
+FA_JIT_API std::vector<int> nvrtc_supported_archs();
 // The arch string to compile for a device of compute capability major.minor: "sm_XY", "sm_90a" when
 // `arch_specific` (wgmma and friends) is requested on 9.0, or "compute_XY" of the newest NVRTC-supported
 // arch when the device is newer than NVRTC knows (the driver then JITs the PTX).
-std::string target_arch(int cc_major, int cc_minor, bool arch_specific = false);
+FA_JIT_API std::string target_arch(int cc_major, int cc_minor, bool arch_specific = false);
 // Checks and normalizes a user-given arch ("sm_90a", "90", "compute_80" ...). Throws InvalidArgument.
-std::string parse_arch(std::string_view arch);
+FA_JIT_API std::string parse_arch(std::string_view arch);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Devices (CUDA driver, loaded at run time)
 // ---------------------------------------------------------------------------------------------------------------
 
 // Number of CUDA devices; 0 when no driver is installed (never throws for a missing driver).
-int device_count() noexcept;
+FA_JIT_API int device_count() noexcept;
 // The CUDA driver version (e.g. 13000), or 0 when there is no driver.
-int driver_version() noexcept;
+FA_JIT_API int driver_version() noexcept;
 
 struct DeviceInfo {
     int ordinal = 0;
@@ -101,15 +102,15 @@ struct DeviceInfo {
 
 // The device of the current context; when no context is current, device 0's primary context is made current.
 // The primary context of each device used is retained for the life of the process.
-const DeviceInfo& current_device();
+FA_JIT_API const DeviceInfo& current_device();
 // Makes `ordinal`'s primary context current on this thread and returns its info.
-const DeviceInfo& use_device(int ordinal);
+FA_JIT_API const DeviceInfo& use_device(int ordinal);
 
 // ---------------------------------------------------------------------------------------------------------------
 // RAII owners of driver objects. Move-only; destructors never throw.
 // ---------------------------------------------------------------------------------------------------------------
 
-class DeviceBuffer {
+class FA_JIT_API DeviceBuffer {
 public:
     DeviceBuffer() = default;
     explicit DeviceBuffer(std::size_t bytes);  // cuMemAlloc in the current context
@@ -132,7 +133,7 @@ private:
     std::size_t bytes_ = 0;
 };
 
-class Stream {
+class FA_JIT_API Stream {
 public:
     Stream();  // a non-blocking stream in the current context
     Stream(Stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
@@ -147,7 +148,7 @@ private:
     CUstream s_ = nullptr;
 };
 
-class Event {
+class FA_JIT_API Event {
 public:
     Event();
     Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
@@ -166,13 +167,13 @@ private:
 };
 
 // Synchronizes the current context and throws CudaError if a kernel failed.
-void synchronize();
+FA_JIT_API void synchronize();
 
 // ---------------------------------------------------------------------------------------------------------------
 // Loaded code
 // ---------------------------------------------------------------------------------------------------------------
 
-class Module {
+class FA_JIT_API Module {
 public:
     // Loads a cubin or PTX into the current context.
     static std::shared_ptr<const Module> load(const Compiled& compiled);
@@ -210,7 +211,7 @@ struct KernelAttributes {
 };
 
 // A function in a loaded module. Keeps its module alive; cheap to copy.
-class Kernel {
+class FA_JIT_API Kernel {
 public:
     Kernel() = default;
     // Looks up `lowered_name` in `module`; reads the parameter layout (cuFuncGetParamInfo) when the driver has it,
@@ -240,7 +241,7 @@ private:
 // Compile (or fetch from the caches) and load `name_expression` of `request` for the current device.
 // The arch in `request` is ignored: the current device's target_arch() is used, with `arch_specific` as given.
 // Concurrent callers of one kernel wait for a single compile; the in-memory hit path allocates nothing.
-Kernel get_kernel(const CompileRequest& request, std::string_view name_expression, bool arch_specific = false);
+FA_JIT_API Kernel get_kernel(const CompileRequest& request, std::string_view name_expression, bool arch_specific = false);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Launching
@@ -249,7 +250,7 @@ Kernel get_kernel(const CompileRequest& request, std::string_view name_expressio
 // Checks the config against the device and the arguments against the kernel's parameter layout, then launches.
 // `given` holds each argument's offset (as packed by the caller) and size. Throws InvalidArgument before the GPU
 // sees anything wrong; throws CudaError if the launch itself fails.
-void launch_packed(const Kernel& kernel, const LaunchConfig& config, const KernelParam* given, void** args,
+FA_JIT_API void launch_packed(const Kernel& kernel, const LaunchConfig& config, const KernelParam* given, void** args,
                    std::size_t count);
 
 // The void*[] that cuLaunchKernel takes, with each argument's offset and size as the kernel's parameter block
