@@ -1,10 +1,11 @@
-# Writes OUTPUT: a C++ file holding every *.cu and *.cuh of SOURCE_DIR as a string, so the library carries its
-# kernel sources.
-file(GLOB FILES ${SOURCE_DIR}/*.cu ${SOURCE_DIR}/*.cuh)
+# Writes OUTPUT: a C++ file holding every *.cu and *.cuh of SOURCE_DIR and every *.cuh of SOURCE_DIR/tile as a string,
+# so the library carries its kernel sources. Names are relative to SOURCE_DIR ("attention_f16.cu", "tile/mask.cuh"):
+# the kernels write `#include "tile/mask.cuh"` and NVRTC matches header names exactly.
+file(GLOB FILES ${SOURCE_DIR}/*.cu ${SOURCE_DIR}/*.cuh ${SOURCE_DIR}/tile/*.cuh)
 list(SORT FILES)
 set(body "")
 foreach(path IN LISTS FILES)
-  get_filename_component(name ${path} NAME)
+  file(RELATIVE_PATH name ${SOURCE_DIR} ${path})
   file(READ ${path} text)
   # Raw-string chunks below 16 KB keep every compiler happy; adjacent literals are concatenated.
   string(LENGTH "${text}" length)

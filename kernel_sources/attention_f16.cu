@@ -12,8 +12,8 @@
 //   kHeadDim exactly p.head_dim; a multiple of 8 in 8..256 (math padded to 16, shared rows to 64, zero-filled).
 //   kNWarps  warps per block (block = 32 * kNWarps threads).
 //   kStages  K/V shared-memory buffers (cp.async pipeline depth), 1..4: tile j+kStages-1 loads while j computes;
-//            1 = one K and one V buffer (FlashAttention-2's schedule: V_j loads during S_j, K_{j-1} during P V_j), which
-//            halves the K/V footprint so that two CTAs share an SM (d 256: 96 KB at 64 x 64).
+//            1 = one K and one V buffer (FlashAttention-2's schedule: V_j loads during S_j, K_{j-1} during P V_j),
+//            which halves the K/V footprint so that two CTAs share an SM (d 256: 96 KB at 64 x 64).
 //   kCausal  bottom-right aligned causal mask: query row i sees key j iff j <= i + p.causal_offset.
 //   kEvenMN  true only if seqlen_q % kBlockM == 0 and seqlen_k % kBlockN == 0: drops row bounds checks.
 //
@@ -42,11 +42,11 @@
 // with an ordinary fp32 FFMA: the truncation bias then does not grow with seqlen_k.
 #pragma once
 
-#include "attention_f16_common.cuh"
 #include "attention_f16_layout.cuh"
 #include "attention_params.cuh"
 #include "dtypes.cuh"
 #include "ptx.cuh"
+#include "tile/f16_types.cuh"
 
 namespace fa_jit {
 
@@ -61,35 +61,31 @@ struct AttentionFwdF16Traits {
     static constexpr int kNWarps = kNWarps_;
     static constexpr int kStages = kStages_;
     static constexpr int kNThreads = kNWarps * 32;
-    static constexpr bool kBf16 = F16IsBf16<T>::value;
+    static constexpr bool kBf16 = tile::IsBf16<T>::value;
 
     static constexpr int kWarpRows = kBlockM / kNWarps;
-    static constexpr int kMTiles = kWarpRows / 16;                       // 16-row m-tiles per warp
-    static constexpr int kNTilesS = kBlockN / 8;                         // 8-column n-tiles of S
-    static constexpr int kDMma = f16_layout::head_dim_mma(kHeadDim);     // math width (multiple of 16)
-    static constexpr int kDSmem = f16_layout::head_dim_smem(kHeadDim);   // shared row length (multiple of 64)
-    static constexpr int kKSteps = kDMma / 16;                           // k steps of Q K^T
-    static constexpr int kNTilesO = kDMma / 8;                           // 8-column n-tiles of O
-    static constexpr int kChunksLoad = kDMma / 8;                        // 16-byte chunks loaded per row
+    static constexpr int kMTiles = kWarpRows / 16;                      // 16-row m-tiles per warp
+    static constexpr int kNTilesS = kBlockN / 8;                        // 8-column n-tiles of S
+    static constexpr int kDMma = f16_layout::head_dim_mma(kHeadDim);    // math width (multiple of 16)
+    static constexpr int kDSmem = f16_layout::head_dim_smem(kHeadDim);  // shared row length (multiple of 64)
+    static constexpr int kKSteps = kDMma / 16;                          // k steps of Q K^T
+    static constexpr int kNTilesO = kDMma / 8;                          // 8-column n-tiles of O
+    static constexpr int kChunksLoad = kDMma / 8;                       // 16-byte chunks loaded per row
     // Q fragments stay in registers for the whole kernel when they take <= 32 registers per thread and, together with
     // the O and S accumulators, <= 112 (the rest of the 255 goes to P, the fresh P V accumulators that ptxas
     // interleaves, and addresses): e.g. <128, 32, 128, 8>, <128, 128, 64, 8>, <64, 64, 64, 4>. Otherwise they are
     // re-read from shared memory with ldmatrix every key tile (as FA2 does): one ldmatrix.x4 per m-tile and k step,
     // which is what made <128, 64, 64, 4>, <64, 64, 128, 4>, <128, 64, 128, 8> spill-free on sm_80 / sm_90a
     // (they spilled 8..108 bytes with Q in registers).
-#ifdef FA_JIT_F16_Q_IN_REGS  // experiment only: the old rule (Q in registers whenever it takes <= 32 of them)
-    static constexpr bool kQInRegs = kMTiles * kKSteps * 4 <= 32;
-#else
     static constexpr bool kQInRegs =
         kMTiles * kKSteps * 4 <= 32 && kMTiles * (kKSteps + kNTilesO + kNTilesS) * 4 <= 112;
-#endif
 
     static constexpr int kSmemQElems = kBlockM * kDSmem;
     static constexpr int kSmemKVElems = kBlockN * kDSmem;
     static constexpr int kSmemBytes = 2 * (kSmemQElems + 2 * kStages * kSmemKVElems);
     static_assert(kSmemBytes == f16_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages), "host/kernel disagree");
 
-    static_assert(F16IsSupported<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
+    static_assert(tile::IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(kNWarps >= 1 && kNWarps <= 16, "kNWarps must be in 1..16");
     static_assert(kBlockM % (16 * kNWarps) == 0, "kBlockM must be a multiple of 16 * kNWarps");
     static_assert(kBlockN % 16 == 0 && kBlockN >= 16, "kBlockN must be a positive multiple of 16");
@@ -101,8 +97,8 @@ struct AttentionFwdF16Traits {
 
 namespace f16_detail {
 
-using namespace ptx;      // exp2_approx, cp_async_*, quad_max, quad_sum, ...
-using namespace f16_ops;  // pack2, epilogue accesses
+using namespace ptx;  // exp2_approx, cp_async_*, quad_max, quad_sum, shared / global accesses, ...
+using tile::pack2;
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -119,14 +115,12 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned add
 template <bool kBf16>
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
     if (kBf16)
-        asm(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
             "{%0, %1, %2, %3};"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
     else
-        asm(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
             "{%0, %1, %2, %3};"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
@@ -170,8 +164,8 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
             const int r = c / Tr::kChunksLoad;
             const int ch = c % Tr::kChunksLoad;
             const bool ok = (Tr::kDMma == Tr::kHeadDim || ch * 8 < Tr::kHeadDim) && (kEven || row0 + r < rows_total);
-            cp_async_16(smem + swz<Tr::kDSmem>(r, ch), ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem,
-                        ok ? 16 : 0);
+            cp_async_16(smem + swz<Tr::kDSmem>(r, ch),
+                        ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem, ok ? 16 : 0);
         }
     }
 }
@@ -216,7 +210,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     const int t = lane % 4;
     const int warp_row0 = warp * Tr::kWarpRows;
 
-    const unsigned short* q = static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
+    const unsigned short* q =
+        static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
     const unsigned short* k =
         static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
     const unsigned short* v =
@@ -235,7 +230,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
-        for (int nt = 0; nt < kNTilesO; ++nt) acc_o[mt][nt][0] = acc_o[mt][nt][1] = acc_o[mt][nt][2] = acc_o[mt][nt][3] = 0.f;
+        for (int nt = 0; nt < kNTilesO; ++nt)
+            acc_o[mt][nt][0] = acc_o[mt][nt][1] = acc_o[mt][nt][2] = acc_o[mt][nt][3] = 0.f;
         m_i[mt][0] = m_i[mt][1] = kNegInf;
         l_i[mt][0] = l_i[mt][1] = 0.f;
     }
@@ -249,8 +245,9 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     const unsigned v_lane_x = (lm_mat / 2) ^ lm_row;
 
     if (n_block_max > 0) {
-        // ---- prologue: Q_i with the first key tile in group 0, then kStages - 2 more tiles ------------------------------
-        // (kStages == 1: Q_i and the first K tile only; V_j loads while S_j computes, K_{j-1} while P V_j does.)
+        // ---- prologue: Q_i with the first key tile in group 0, then kStages - 2 more tiles
+        // ------------------------------ (kStages == 1: Q_i and the first K tile only; V_j loads while S_j computes,
+        // K_{j-1} while P V_j does.)
         load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, p.seqlen_q);
         if (kStages == 1) {
             load_tile<Tr, kBlockN, kEvenMN>(sKV, k, p.k_row_stride, (n_block_max - 1) * kBlockN, p.seqlen_k);
@@ -314,7 +311,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-            for (int nt = 0; nt < kNTilesS; ++nt) acc_s[mt][nt][0] = acc_s[mt][nt][1] = acc_s[mt][nt][2] = acc_s[mt][nt][3] = 0.f;
+            for (int nt = 0; nt < kNTilesS; ++nt)
+                acc_s[mt][nt][0] = acc_s[mt][nt][1] = acc_s[mt][nt][2] = acc_s[mt][nt][3] = 0.f;
 #pragma unroll
         for (int ks = 0; ks < kKSteps; ++ks) {
             if (!kQInRegs) {
@@ -336,9 +334,10 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
             }
         }
 
-        // ---- mask tiles that straddle seqlen_k or the causal diagonal; scale to log2 units ----------------------------
-        const bool need_mask = (!kEvenMN && n0 + kBlockN > p.seqlen_k) ||
-                               (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
+        // ---- mask tiles that straddle seqlen_k or the causal diagonal; scale to log2 units
+        // ----------------------------
+        const bool need_mask =
+            (!kEvenMN && n0 + kBlockN > p.seqlen_k) || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
         if (need_mask) {
 #pragma unroll
             for (int mt = 0; mt < kMTiles; ++mt)
@@ -360,7 +359,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
             cp_async_commit();
         }
 
-        // ---- online softmax (log2 units, scale folded into the exponent) ----------------------------------------------
+        // ---- online softmax (log2 units, scale folded into the exponent)
+        // ----------------------------------------------
         unsigned p_frag[kMTiles][kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         // O's rescale factor exp2(m_old - m_new) per row: applied in the P V section as O = O * alpha + PV_j, one
         // FFMA per element (nvcc / NVRTC contract a multiply here and an add there anyway under the default -fmad=true:
@@ -378,7 +378,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                     row_max = fmaxf(row_max, fmaxf(acc_s[mt][nt][2 * h], acc_s[mt][nt][2 * h + 1]));
                 row_max = quad_max(row_max) * sl2;  // scale > 0: max commutes with the scaling; -inf stays -inf
                 const float m_new = fmaxf(m_i[mt][h], row_max);
-                m_use[h] = m_new == kNegInf ? 0.f : m_new;  // rows with no visible key yet: exp2(-inf - 0) = 0
+                m_use[h] = m_new == kNegInf ? 0.f : m_new;          // rows with no visible key yet: exp2(-inf - 0) = 0
                 alpha[mt][h] = exp2_approx(m_i[mt][h] - m_use[h]);  // first tile / no key yet: 0 (O is 0 anyway)
                 m_i[mt][h] = m_new;
             }
@@ -393,17 +393,11 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                     p_frag[mt][nt][h] = pack2<kBf16>(p0, p1);
                 }
                 l_i[mt][h] = l_i[mt][h] * alpha[mt][h] + row_sum;
-#ifdef FA_JIT_F16_PV_DIRECT  // the experiment accumulates into O itself: rescale it first
-#pragma unroll
-                for (int nt = 0; nt < kNTilesO; ++nt) {
-                    acc_o[mt][nt][2 * h] *= alpha[mt][h];
-                    acc_o[mt][nt][2 * h + 1] *= alpha[mt][h];
-                }
-#endif
             }
         }
 
-        // ---- O = O * alpha + P V_j: 16 output columns at a time, each into a fresh accumulator (see "Numerics") -------
+        // ---- O = O * alpha + P V_j: 16 output columns at a time, each into a fresh accumulator (see "Numerics")
+        // -------
 #pragma unroll
         for (int dc = 0; dc < kNTilesO / 2; ++dc) {
             float pv[kMTiles][2][4];
@@ -422,16 +416,10 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                     // A fragment of P for keys 16kc..16kc+15: n-tiles 2kc (a0, a1) and 2kc + 1 (a2, a3).
                     const unsigned a[4] = {p_frag[mt][2 * kc][0], p_frag[mt][2 * kc][1], p_frag[mt][2 * kc + 1][0],
                                            p_frag[mt][2 * kc + 1][1]};
-#ifdef FA_JIT_F16_PV_DIRECT  // experiment only: accumulate straight into O (fewer registers, truncation bias)
-                    mma_16816<kBf16>(acc_o[mt][2 * dc], a, b[0], b[1]);
-                    mma_16816<kBf16>(acc_o[mt][2 * dc + 1], a, b[2], b[3]);
-#else
                     mma_16816<kBf16>(pv[mt][0], a, b[0], b[1]);
                     mma_16816<kBf16>(pv[mt][1], a, b[2], b[3]);
-#endif
                 }
             }
-#ifndef FA_JIT_F16_PV_DIRECT
 #pragma unroll
             for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -439,7 +427,6 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 #pragma unroll
                     for (int e = 0; e < 4; ++e)  // accumulator element e belongs to row g + 8 * (e / 2)
                         acc_o[mt][2 * dc + j][e] = fmaf(acc_o[mt][2 * dc + j][e], alpha[mt][e / 2], pv[mt][j][e]);
-#endif
         }
     }
     cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)

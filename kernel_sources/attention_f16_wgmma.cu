@@ -27,11 +27,18 @@
 // an ordinary FFMA (O = O * alpha + PV_j), so the tensor core's truncating accumulation does not bias long rows.
 #pragma once
 
-#include "attention_f16_common.cuh"
 #include "attention_params.cuh"
 #include "attention_wgmma_layout.cuh"
 #include "dtypes.cuh"
 #include "ptx.cuh"
+#include "tile/coords.cuh"
+#include "tile/copy.cuh"
+#include "tile/epilogue.cuh"
+#include "tile/f16_types.cuh"
+#include "tile/kv_ring.cuh"
+#include "tile/mask.cuh"
+#include "tile/softmax.cuh"
+#include "tile/swizzle.cuh"
 #include "wgmma.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -48,7 +55,7 @@ struct AttentionFwdWgmmaTraits {
     static constexpr int kStages = kStages_;
     static constexpr int kNWarps = kBlockM / 16;
     static constexpr int kNThreads = kNWarps * 32;
-    static constexpr bool kBf16 = F16IsBf16<T>::value;
+    static constexpr bool kBf16 = tile::IsBf16<T>::value;
 
     static constexpr int kNTilesS = kBlockN / 8;    // 8-column n-tiles of S per thread row pair
     static constexpr int kChunksS = kBlockN / 64;   // 64-key wgmma chunks of S
@@ -57,124 +64,14 @@ struct AttentionFwdWgmmaTraits {
     static constexpr unsigned kQBytes = 2u * kBlockM * kHeadDim;
     static constexpr unsigned kKVBytes = 2u * kBlockN * kHeadDim;
 
-    static_assert(F16IsSupported<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
+    static_assert(tile::IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(wgmma_layout::legal(kBlockM, kBlockN, kNWarps, kStages, kHeadDim),
                   "illegal tile (wgmma_layout::legal)");
 };
 
-namespace wgmma_detail {
-
-using namespace ptx;      // cp_async_*, quad_sum, log2_approx, smem_address
-using namespace f16_ops;  // pack2, epilogue accesses
-
-// Byte offset of 16-byte chunk `chunk` (0 .. head_dim / 8) of row `row` in a tile of kRows rows: column block
-// chunk / 8, then the 128-byte row, then the chunk XOR (row & 7).
-template <int kRows>
-__device__ __forceinline__ unsigned sw128(int row, int chunk) {
-    return static_cast<unsigned>((chunk / 8) * (kRows * 128) + row * 128 + (((chunk % 8) ^ (row % 8)) * 16));
-}
-
-// Rows [row0, row0 + kRows) of a [rows_total, kHeadDim] matrix (row stride `stride`) -> swizzled shared tile; rows
-// >= rows_total (checked unless kEven) are zero-filled. Consecutive threads copy consecutive 16 bytes of a row.
-template <class Tr, int kRows, bool kEven>
-__device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* gmem, long long stride, int row0,
-                                          int rows_total) {
-    constexpr int kChunksRow = Tr::kHeadDim / 8;
-    const int tid = threadIdx.x;
-    if (Tr::kNThreads % kChunksRow == 0) {  // every thread keeps one column chunk: pointer bumps
-        constexpr int kRowsPerIter = Tr::kNThreads / kChunksRow;
-        const int ch = tid % kChunksRow;
-        const int r0 = tid / kChunksRow;
-        const unsigned short* src = gmem + static_cast<long long>(row0 + r0) * stride + ch * 8;
-        const long long step = static_cast<long long>(kRowsPerIter) * stride;
-#pragma unroll
-        for (int i = 0; i * kRowsPerIter < kRows; ++i) {
-            const int r = r0 + i * kRowsPerIter;
-            if (kRows % kRowsPerIter != 0 && r >= kRows) break;
-            const bool ok = kEven || row0 + r < rows_total;
-            cp_async_16(smem + sw128<kRows>(r, ch), ok ? src : gmem, ok ? 16 : 0);
-            src += step;
-        }
-    } else {  // head_dim 192 with 128 threads per warpgroup
-        constexpr int kChunks = kRows * kChunksRow;
-#pragma unroll
-        for (int c0 = 0; c0 < kChunks; c0 += Tr::kNThreads) {
-            const int c = c0 + tid;
-            if (kChunks % Tr::kNThreads != 0 && c >= kChunks) break;
-            const int r = c / kChunksRow;
-            const int ch = c % kChunksRow;
-            const bool ok = kEven || row0 + r < rows_total;
-            cp_async_16(smem + sw128<kRows>(r, ch),
-                        ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem, ok ? 16 : 0);
-        }
-    }
-}
-
-// Sets to -inf the scores of one m-tile that lie past seqlen_k (unless kEvenMN) or above the causal diagonal.
-// row_0, col_0: the global query row and key column of the warp's 16 x kBlockN corner; lane = 4g + t. neg_inf comes
-// from the caller, computed once per kernel (neg_inf_f32() is an inline-asm move the compiler repeats per call).
-template <bool kEvenMN, bool kCausal, int kNT>
-__device__ __forceinline__ void mask_scores(float (&s)[kNT][4], int row_0, int col_0, int g, int t, int seqlen_k,
-                                            int causal_offset, float neg_inf) {
-#pragma unroll
-    for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int row = row_0 + (e / 2) * 8 + g;
-            const int col = col_0 + nt * 8 + 2 * t + (e % 2);
-            if ((!kEvenMN && col >= seqlen_k) || (kCausal && col > row + causal_offset)) s[nt][e] = neg_inf;
-        }
-}
-
-// One online-softmax step (log2 units, the scale folded into the exponent) for the two rows a thread holds of one
-// m-tile: updates the running max m and sum l, returns O's rescale factor alpha = exp2(m_old - m_new) per row, and
-// writes P = exp2(s * scale_log2 - m_new) packed to T pairs: p[nt][h] = columns (2t, 2t+1) of row g + 8h.
-// The row max is taken on raw scores and then scaled: scale_log2 must be > 0. neg_inf as for mask_scores.
-// (attention_f16.cu does the same steps inline over its m-tiles: sharing this code changed ptxas's register
-// allocation there, which sits at 255 registers, enough to spill in a configuration the CI keeps spill-free.)
-template <bool kBf16, int kNT>
-__device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
-                                               float (&alpha)[2], unsigned (&p)[kNT][2], float scale_log2,
-                                               float neg_inf) {
-    float m_use[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        float row_max = neg_inf;
-#pragma unroll
-        for (int nt = 0; nt < kNT; ++nt) row_max = fmaxf(row_max, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
-        row_max = ptx::quad_max(row_max) * scale_log2;  // max commutes with a positive scale; -inf stays -inf
-        const float m_new = fmaxf(m[h], row_max);
-        m_use[h] = m_new == neg_inf ? 0.f : m_new;     // rows with no visible key yet: exp2(-inf - 0) = 0
-        alpha[h] = ptx::exp2_approx(m[h] - m_use[h]);  // first tile / no key yet: 0 (O is 0 anyway)
-        m[h] = m_new;
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        float row_sum = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < kNT; ++nt) {
-            const float p0 = ptx::exp2_approx(fmaf(s[nt][2 * h], scale_log2, -m_use[h]));
-            const float p1 = ptx::exp2_approx(fmaf(s[nt][2 * h + 1], scale_log2, -m_use[h]));
-            row_sum += p0 + p1;
-            p[nt][h] = pack2<kBf16>(p0, p1);
-        }
-        l[h] = l[h] * alpha[h] + row_sum;
-    }
-}
-
-// O = O * alpha + PV for one 64-column block (alpha per accumulator row: e / 2).
-__device__ __forceinline__ void rescale_add(float (&o)[8][4], const float (&alpha)[2], const float (&pv)[8][4]) {
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) o[i][e] = fmaf(o[i][e], alpha[e / 2], pv[i][e]);
-}
-
-}  // namespace wgmma_detail
-
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN>
 __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const __grid_constant__ AttentionParams p) {
-    using namespace wgmma_detail;
+    using namespace tile;
     using Tr = AttentionFwdWgmmaTraits<T, kBlockM, kBlockN, kHeadDim, kStages>;
     constexpr bool kBf16 = Tr::kBf16;
     constexpr int kNTilesS = Tr::kNTilesS;
@@ -183,14 +80,11 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     const float kNegInf = neg_inf_f32();
 
     extern __shared__ float4 smem_raw[];
-    const unsigned sQ = (smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
-    const unsigned sKV = sQ + Tr::kQBytes;                          // stage s: K at sKV + 2 s kKVBytes, V right after
+    const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
 
-    const int m_block = kCausal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
-    const int head = blockIdx.y;
-    const int batch = blockIdx.z;
-    const int head_kv = head / p.group_size;
-    const int m0 = m_block * kBlockM;
+    const BlockCoords<unsigned short> bc = block_coords<unsigned short, kBlockM, kBlockN, kCausal>(p);
+    const int m0 = bc.m0;
+    const int n_block_max = bc.n_block_max;
 
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -198,21 +92,6 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     const int t = lane % 4;
     const int warp_row0 = warp * 16;      // this warp's 16 accumulator rows
     const int wg_row0 = (warp / 4) * 64;  // its warpgroup's 64 rows (the A operand of S)
-
-    const unsigned short* q =
-        static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
-    const unsigned short* k =
-        static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
-    const unsigned short* v =
-        static_cast<const unsigned short*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
-    unsigned short* o = static_cast<unsigned short*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
-    float* lse = p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q;
-
-    int n_block_max = (p.seqlen_k + kBlockN - 1) / kBlockN;
-    if (kCausal) {
-        const int last_visible = m0 + kBlockM - 1 + p.causal_offset;
-        n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
-    }
 
     float acc_o[kDBlocks][8][4];
 #pragma unroll
@@ -222,46 +101,33 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     float m_i[2] = {kNegInf, kNegInf};
     float l_i[2] = {0.f, 0.f};
 
-    // ---- prologue: Q_i with the first key tile in group 0, then kStages - 2 more tiles
-    // --------------------------------
-    if (n_block_max > 0) {
-        load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, p.seqlen_q);
-#pragma unroll
-        for (int s = 0; s < kStages - 1; ++s) {
-            const int nb = n_block_max - 1 - s;
-            if (nb >= 0) {
-                const unsigned kb = sKV + s * 2 * kKVBytes;
-                load_tile<Tr, kBlockN, kEvenMN>(kb, k, p.k_row_stride, nb * kBlockN, p.seqlen_k);
-                load_tile<Tr, kBlockN, kEvenMN>(kb + kKVBytes, v, p.v_row_stride, nb * kBlockN, p.seqlen_k);
-            }
-            cp_async_commit();
-        }
+    // K / V tiles of kBlockN rows; Q of kBlockM rows; all [rows][64]-column blocks with the 128-byte swizzle.
+    auto load_k = [&](unsigned smem, int row0) {
+        cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
+            smem, bc.k, p.k_row_stride, row0, p.seqlen_k);
+    };
+    auto load_v = [&](unsigned smem, int row0) {
+        cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
+            smem, bc.v, p.v_row_stride, row0, p.seqlen_k);
+    };
+    KVRing<kStages, kBlockN, kKVBytes> ring{sQ + Tr::kQBytes, 0};
+    if (n_block_max > 0) {  // Q_i with the first key tile in group 0, then kStages - 2 more tiles
+        cp_async_tile<Swizzle128B<kBlockM>, Tr::kNThreads, kBlockM, kHeadDim / 8, kHeadDim, kEvenMN>(
+            sQ, bc.q, p.q_row_stride, m0, p.seqlen_q);
+        ring.prologue(n_block_max, load_k, load_v);
     }
 
-    int stage = 0;
     for (int it = 0; it < n_block_max; ++it) {
         const int n_block = n_block_max - 1 - it;  // last tile first: the masked tiles come first
         const int n0 = n_block * kBlockN;
-        cp_async_wait<kStages - 2>();
+        ring.wait_current();
         wgmma::fence_proxy_async();
         __syncthreads();  // tile `it` landed and is visible to wgmma; every warpgroup is done with the buffer refilled
-        {
-            const int nb = n_block - (kStages - 1);
-            if (nb >= 0) {
-                int ls = stage + kStages - 1;
-                if (ls >= kStages) ls -= kStages;
-                const unsigned kb = sKV + ls * 2 * kKVBytes;
-                load_tile<Tr, kBlockN, kEvenMN>(kb, k, p.k_row_stride, nb * kBlockN, p.seqlen_k);
-                load_tile<Tr, kBlockN, kEvenMN>(kb + kKVBytes, v, p.v_row_stride, nb * kBlockN, p.seqlen_k);
-            }
-            cp_async_commit();
-        }
-        const unsigned sK = sKV + stage * 2 * kKVBytes;
+        ring.refill(n_block, n0, load_k, load_v);
+        const unsigned sK = ring.advance();
         const unsigned sV = sK + kKVBytes;
-        if (++stage == kStages) stage = 0;
 
-        // ---- S = Q K^T: k step ks reads 16 columns (32 bytes) inside column block ks / 4
-        // ------------------------------
+        // ---- S = Q K^T: k step ks reads 16 columns (32 bytes) inside column block ks / 4 ----------------------------
         float acc_s[kNTilesS][4];
         wgmma::fence();
 #pragma unroll
@@ -280,14 +146,13 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         wgmma::hold(acc_s);
 
         // ---- mask, online softmax
-        // ------------------------------------------------------------------------------------
-        const bool need_mask =
-            (!kEvenMN && n0 + kBlockN > p.seqlen_k) || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
-        if (need_mask)
-            mask_scores<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
-        unsigned p_frag[kNTilesS][2];
+        // -------------------------------------------------------------------------------------
+        if (tile_needs_mask<kBlockN, kEvenMN, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
+            mask_fragment<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
+        unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         float alpha[2];
-        online_softmax<kBf16>(acc_s, m_i, l_i, alpha, p_frag, p.scale_log2, kNegInf);
+        online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
+                       [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
 
         // ---- O = O * alpha + P V_j, 64 columns at a time: chunk dc computes while chunk dc - 1 is added to O
         // ---------
@@ -309,55 +174,34 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
             if (dc > 0) {
                 wgmma::wait<1>();
                 wgmma::hold(pv[(dc - 1) % 2]);
-                rescale_add(acc_o[dc - 1], alpha, pv[(dc - 1) % 2]);
+                rescale_add(acc_o[dc - 1], 0, alpha, pv[(dc - 1) % 2]);
             }
         }
         wgmma::wait<0>();
         wgmma::hold(pv[(kDBlocks - 1) % 2]);
-        rescale_add(acc_o[kDBlocks - 1], alpha, pv[(kDBlocks - 1) % 2]);
+        rescale_add(acc_o[kDBlocks - 1], 0, alpha, pv[(kDBlocks - 1) % 2]);
     }
-    cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)
+    ptx::cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)
 
-    // ================================================================================================================
-    // Epilogue: O / l through shared memory (16-byte coalesced stores), LSE = (m + log2 l) * ln 2; rows with no
-    // visible key: O = 0, LSE = -inf. Staging reuses this warp's own Q rows: only its warpgroup's wgmmas read them,
+    // ---- epilogue (tile/epilogue.cuh). Staging reuses this warp's own Q rows: only its warpgroup's wgmmas read them,
     // and every one of those has completed (wait<0> above), so a warp barrier orders the rest.
-    // ================================================================================================================
     __syncwarp();
     const unsigned o_stage = sQ + (warp_row0 + g) * 128u + 4u * t;  // row & 7 == g: chunk nt lives at nt ^ g
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const float l = quad_sum(l_i[h]);
-        const bool any = l > 0.f;
-        const float inv_l = any ? 1.f / l : 0.f;
+        const RowTotals rt = row_totals(l_i[h]);
         const int row = m0 + warp_row0 + h * 8 + g;
 #pragma unroll
         for (int dc = 0; dc < kDBlocks; ++dc)
 #pragma unroll
             for (int nt = 0; nt < 8; ++nt)
-                st_shared_b32(o_stage + dc * (kBlockM * 128u) + h * (8 * 128u) + ((nt ^ g) * 16u),
-                              pack2<kBf16>(acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l));
-        if (lse != nullptr && t == 0 && (kEvenMN || row < p.seqlen_q))
-            lse[row] = any ? (m_i[h] + log2_approx(l)) * 0.69314718055994531f : kNegInf;
+                ptx::st_shared_b32(o_stage + dc * (kBlockM * 128u) + h * (8 * 128u) + ((nt ^ g) * 16u),
+                                   pack2<kBf16>(acc_o[dc][nt][2 * h] * rt.inv_l, acc_o[dc][nt][2 * h + 1] * rt.inv_l));
+        if (bc.lse != nullptr && t == 0 && (kEvenMN || row < p.seqlen_q)) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
     }
     __syncwarp();  // the warp's O rows are in shared memory
-
-    // Copy out: lane i takes 16-byte chunk i, i + 32, ... of the warp's [16, kHeadDim] block, consecutive lanes
-    // storing consecutive 16 bytes of a row.
-    constexpr int kChunksO = kHeadDim / 8;
-    constexpr int kChunksWarp = 16 * kChunksO;
-    const int o_row0 = m0 + warp_row0;
-#pragma unroll
-    for (int c0 = 0; c0 < kChunksWarp; c0 += 32) {
-        const int c = c0 + lane;
-        const int r = c / kChunksO;
-        const int ch = c % kChunksO;
-        if (kEvenMN || o_row0 + r < p.seqlen_q) {
-            unsigned val[4];
-            ld_shared_v4(val, sQ + sw128<kBlockM>(warp_row0 + r, ch));
-            st_global_v4(o + static_cast<long long>(o_row0 + r) * p.o_row_stride + ch * 8, val);
-        }
-    }
+    store_rows_16b<Swizzle128B<kBlockM>, 16, kHeadDim, kEvenMN>(sQ, warp_row0, bc.o, p.o_row_stride, m0 + warp_row0,
+                                                                p.seqlen_q, lane);
 }
 
 }  // namespace fa_jit

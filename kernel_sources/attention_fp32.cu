@@ -31,8 +31,13 @@
 
 #include "attention_fp32_layout.cuh"
 #include "attention_params.cuh"
-#include "ptx.cuh"
 #include "dtypes.cuh"
+#include "ptx.cuh"
+#include "tile/coords.cuh"
+#include "tile/copy.cuh"
+#include "tile/epilogue.cuh"
+#include "tile/mask.cuh"
+#include "tile/softmax.cuh"
 
 namespace fa_jit {
 
@@ -133,34 +138,12 @@ __device__ __forceinline__ void mma_3xtf32(float (&d)[4], const FragA& a, const 
     mma_tf32(d, a.big, b.big);
 }
 
-// ---- global -> shared tile loads ---------------------------------------------------------------------------------
-// Copies rows [row0, row0 + kRows) of a [rows_total, kHeadDim] fp32 matrix (row stride `stride` elements) into
-// shared memory with row stride kSmemStride, columns padded to kHeadDimPad. Rows >= rows_total and columns
-// >= kHeadDim are zero-filled: zero K/V rows keep masked (P = 0) columns from turning 0 * garbage into NaN.
-// `vec` (uniform): 16-byte copies are legal (base 16-byte aligned, strides and kHeadDim multiples of 4).
+// ---- global -> shared tile loads (tile/copy.cuh) -----------------------------------------------------------------
 template <class Tr, int kRows, int kSmemStride>
 __device__ __forceinline__ void load_tile(float* smem, const float* gmem, long long stride, int row0, int rows_total,
                                           bool vec) {
-    constexpr int kChunksPerRow = Tr::kHeadDimPad / 4;
-    constexpr int kChunks = kRows * kChunksPerRow;
-    const unsigned smem_base = smem_address(smem);
-#pragma unroll 4
-    for (int c = threadIdx.x; c < kChunks; c += Tr::kNThreads) {
-        const int r = c / kChunksPerRow;
-        const int col = (c % kChunksPerRow) * 4;
-        const bool row_ok = row0 + r < rows_total;
-        const float* src = gmem + (row_ok ? (row0 + r) * stride + col : 0);  // in-bounds address even when unused
-        const unsigned dst = smem_base + 4u * (r * kSmemStride + col);
-        if (Tr::kHeadDim % 4 == 0 && vec) {
-            cp_async_16(dst, src, row_ok && col < Tr::kHeadDim ? 16 : 0);
-        } else {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const bool ok = row_ok && col + e < Tr::kHeadDim;
-                cp_async_4(dst + 4u * e, ok ? src + e : gmem, ok ? 4 : 0);
-            }
-        }
-    }
+    tile::cp_async_tile_fp32<Tr::kNThreads, kRows, kSmemStride, Tr::kHeadDimPad, Tr::kHeadDim>(smem, gmem, stride, row0,
+                                                                                               rows_total, vec);
 }
 
 __device__ __forceinline__ bool aligned16(const void* ptr, long long s0, long long s1, long long s2) {
@@ -183,37 +166,26 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     constexpr int kNTilesS = Tr::kNTilesS;
     constexpr int kNTilesO = Tr::kNTilesO;
 
-    extern __shared__ float4 smem_raw[];  // float4: 16-byte aligned for cp.async.cg and ld.shared.v4
+    extern __shared__ float4 smem_raw[];             // float4: 16-byte aligned for cp.async.cg and ld.shared.v4
     float* sQ = reinterpret_cast<float*>(smem_raw);  // Q_i [kBlockM][kQKStride]
     float* sK = sQ + Tr::kSmemQFloats;               // K_j [kBlockN][kQKStride]
     float* sV = sK + Tr::kSmemKFloats;               // V_j [kBlockN][kVStride]
 
-    // ---- which tile -------------------------------------------------------------------------------------------------
-    // Causal: the last query tiles see the most keys (bottom-right alignment), so launch them first.
-    const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    const int head = blockIdx.y;
-    const int batch = blockIdx.z;
-    const int head_kv = head / p.group_size;
-    const int m0 = m_block * kBlockM;  // first query row of this block
+    // ---- which tile (tile/coords.cuh: heavy causal tiles first, GQA head, 64-bit bases, visible key tiles) ------
+    const tile::BlockCoords<float> bc = tile::block_coords<float, kBlockM, kBlockN, kCausal>(p);
+    const int m0 = bc.m0;  // first query row of this block
+    const int n_block_max = bc.n_block_max;
+    const float* q = bc.q;
+    const float* k = bc.k;
+    const float* v = bc.v;
+    float* o = bc.o;
+    float* lse = bc.lse;
 
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int g = lane / 4;  // row within an 8-row group
     const int t = lane % 4;  // column pair within an 8-column n-tile
     const int warp_row0 = warp * Tr::kWarpRows;
-
-    const float* q = static_cast<const float*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
-    const float* k = static_cast<const float*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
-    const float* v = static_cast<const float*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
-    float* o = static_cast<float*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
-    float* lse = p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q;
-
-    // Key tiles [0, n_block_max) hold every key that some row of this block can see.
-    int n_block_max = (p.seqlen_k + kBlockN - 1) / kBlockN;
-    if (kCausal) {
-        const int last_visible = m0 + kBlockM - 1 + p.causal_offset;  // largest key index any row here sees
-        n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
-    }
 
     float acc_o[kMTiles][kNTilesO][4];  // O_i, unnormalised
     float m_i[kMTiles][2];              // running row max of S * scale_log2 (log2 units)
@@ -233,10 +205,11 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     const bool k_vec = aligned16(k, p.k_batch_stride, p.k_head_stride, p.k_row_stride);
     const bool v_vec = aligned16(v, p.v_batch_stride, p.v_head_stride, p.v_row_stride);
 
-    // ---- prologue: Q_i and the first K_j in flight --------------------------------------------------------------------
-    // Key tiles are visited from the last to the first, so the (at most two) tiles that need masking come first.
-    // If no row of this block sees any key (seqlen_k == 0, or causal above the diagonal), nothing is loaded, the loop
-    // does not run and the epilogue writes O = 0, LSE = -inf (l_i = 0).
+    // ---- prologue: Q_i and the first K_j in flight
+    // -------------------------------------------------------------------- Key tiles are visited from the last to the
+    // first, so the (at most two) tiles that need masking come first. If no row of this block sees any key (seqlen_k ==
+    // 0, or causal above the diagonal), nothing is loaded, the loop does not run and the epilogue writes O = 0, LSE =
+    // -inf (l_i = 0).
     if (n_block_max > 0) {
         load_tile<Tr, kBlockM, Tr::kQKStride>(sQ, q, p.q_row_stride, m0, p.seqlen_q, q_vec);
         load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, (n_block_max - 1) * kBlockN, p.seqlen_k, k_vec);
@@ -269,14 +242,15 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 #pragma unroll
                 for (int mt = 0; mt < kMTiles; ++mt) {
                     const float* q_lo = sQ + (warp_row0 + mt * 16 + g) * Tr::kQKStride + kk * 16 + 4 * t;
-                    const float4 x0 = *reinterpret_cast<const float4*>(q_lo);                     // row g
+                    const float4 x0 = *reinterpret_cast<const float4*>(q_lo);                      // row g
                     const float4 x1 = *reinterpret_cast<const float4*>(q_lo + 8 * Tr::kQKStride);  // row g + 8
                     a[mt][0] = make_frag_a(x0.x, x1.x, x0.y, x1.y);
                     a[mt][1] = make_frag_a(x0.z, x1.z, x0.w, x1.w);
                 }
 #pragma unroll
                 for (int nt = 0; nt < kNTilesS; ++nt) {
-                    const float4 y = *reinterpret_cast<const float4*>(sK + (nt * 8 + g) * Tr::kQKStride + kk * 16 + 4 * t);
+                    const float4 y =
+                        *reinterpret_cast<const float4*>(sK + (nt * 8 + g) * Tr::kQKStride + kk * 16 + 4 * t);
                     const FragB b0 = make_frag_b(y.x, y.y), b1 = make_frag_b(y.z, y.w);
 #pragma unroll
                     for (int mt = 0; mt < kMTiles; ++mt) {
@@ -320,8 +294,9 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
             }
         }
 
-        // ---- mask (only tiles that straddle seqlen_k or the causal diagonal) and scale to log2 units -------------------
-        const bool need_mask = n0 + kBlockN > p.seqlen_k || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
+        // ---- scale to log2 units (any finite scale); mask tiles that straddle seqlen_k or the causal diagonal
+        // ----------
+        const bool need_mask = tile::tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset);
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -329,37 +304,28 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     float s = acc_s[mt][nt][e] * p.scale_log2;
-                    if (need_mask) {
-                        const int row = m0 + warp_row0 + mt * 16 + (e / 2) * 8 + g;
-                        const int col = n0 + nt * 8 + 2 * t + (e % 2);
-                        if (col >= p.seqlen_k || (kCausal && col > row + p.causal_offset)) s = kNegInf;
+                    if (need_mask) {  // nested, not `need_mask && ...`: the flattened form spills at 255 registers
+                        const int row = tile::frag_row(m0 + warp_row0 + mt * 16, e, g);
+                        const int col = tile::frag_col(n0, nt, e, t);
+                        if (tile::key_masked<false, kCausal>(row, col, p.seqlen_k, p.causal_offset)) s = kNegInf;
                     }
                     acc_s[mt][nt][e] = s;
                 }
 
-        // ---- online softmax: m_i, l_i, P = exp2(S - m_i), O_i *= exp2(m_old - m_new) ---------------------------------
+                // ---- online softmax (tile/softmax.cuh, scores already scaled): m_i, l_i, P = exp2(S - m_i) in place,
+                // O_i *= exp2(m_old - m_new)
+                // ------------------------------------------------------------------------------------
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                float row_max = m_i[mt][h];
-#pragma unroll
-                for (int nt = 0; nt < kNTilesS; ++nt)
-                    row_max = fmaxf(row_max, fmaxf(acc_s[mt][nt][2 * h], acc_s[mt][nt][2 * h + 1]));
-                row_max = quad_max(row_max);
-                // A row that has seen only masked keys keeps m = -inf; subtract 0 instead so exp2 gives 0, not NaN.
-                const float m_use = row_max == kNegInf ? 0.f : row_max;
-                const float alpha = exp2_approx(m_i[mt][h] - m_use);
-                m_i[mt][h] = row_max;
-                float row_sum = 0.f;
-#pragma unroll
-                for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-                    for (int c = 0; c < 2; ++c) {
-                        const float pij = exp2_approx(acc_s[mt][nt][2 * h + c] - m_use);
-                        acc_s[mt][nt][2 * h + c] = pij;
-                        row_sum += pij;
-                    }
+                float alpha;
+                const float m_use = tile::softmax_row_max<true>(acc_s[mt], h, m_i[mt][h], alpha, 0.f, kNegInf);
+                const float row_sum =
+                    tile::softmax_row_exp<true>(acc_s[mt], h, m_use, 0.f, [&](int nt, float p0, float p1) {
+                        acc_s[mt][nt][2 * h] = p0;
+                        acc_s[mt][nt][2 * h + 1] = p1;
+                    });
                 l_i[mt][h] = l_i[mt][h] * alpha + row_sum;
 #pragma unroll
                 for (int nt = 0; nt < kNTilesO; ++nt) {
@@ -375,7 +341,8 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
             cp_async_commit();
         }
 
-        // ---- O_i[B_r][d] += P[B_r][B_c] @ V_j[B_c][d] -----------------------------------------------------------------
+        // ---- O_i[B_r][d] += P[B_r][B_c] @ V_j[B_c][d]
+        // -----------------------------------------------------------------
         if (kMath == kMath3xTF32) {
             // P's accumulator layout holds columns (2t, 2t+1) of each 8-key n-tile; the A operand wants k = (t, t+4).
             // Relabel the summation index: logical k = t is key 2t and k = t + 4 is key 2t + 1, and read V's rows in
@@ -448,19 +415,20 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
         }
     }
 
-    // ---- epilogue: O_i / l_i and LSE = ln(sum exp(s * scale)) = (m_i + log2 l_i) * ln 2 ---------------------------------
+    // ---- epilogue: O_i / l_i and LSE = ln(sum exp(s * scale)) = (m_i + log2 l_i) * ln 2
+    // ---------------------------------
     float inv_l[kMTiles][2], lse_row[kMTiles][2];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const float l = quad_sum(l_i[mt][h]);
-            const bool any = l > 0.f;  // false only for rows that see no key
-            inv_l[mt][h] = any ? 1.f / l : 0.f;
-            lse_row[mt][h] = any ? (m_i[mt][h] + log2_approx(l)) * 0.69314718055994531f : kNegInf;
+            const tile::RowTotals rt = tile::row_totals(l_i[mt][h]);  // rt.any: false only for rows that see no key
+            inv_l[mt][h] = rt.inv_l;
+            lse_row[mt][h] = tile::row_lse(m_i[mt][h], rt, kNegInf);
         }
 
-    // ---- write O_i (rows < seqlen_q, columns < d) and LSE; a thread holds rows warp_row0 + mt*16 + h*8 + g -----------
+        // ---- write O_i (rows < seqlen_q, columns < d) and LSE; a thread holds rows warp_row0 + mt*16 + h*8 + g
+        // -----------
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll

@@ -26,13 +26,17 @@ __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int s
 __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, int src_bytes) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+__device__ __forceinline__ void cp_async_commit() {
+    asm volatile("cp.async.commit_group;");
+}
 // Waits until at most N committed groups are still in flight.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
-__device__ __forceinline__ void cp_async_wait_all() { cp_async_wait<0>(); }
+__device__ __forceinline__ void cp_async_wait_all() {
+    cp_async_wait<0>();
+}
 
 // Reductions over the 4 lanes of a quad (lanes 4g .. 4g + 3), which together hold one row of an mma accumulator.
 __device__ __forceinline__ float quad_max(float x) {
@@ -42,6 +46,21 @@ __device__ __forceinline__ float quad_max(float x) {
 __device__ __forceinline__ float quad_sum(float x) {
     x += __shfl_xor_sync(0xffffffffu, x, 1);
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// Plain 4- and 16-byte shared / global accesses (inline PTX: no toolkit vector types under NVRTC).
+__device__ __forceinline__ void st_shared_b32(unsigned addr, unsigned v) {
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void ld_shared_v4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+__device__ __forceinline__ void st_global_v4(void* ptr, const unsigned (&r)[4]) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
 }
 
 }  // namespace fa_jit::ptx

@@ -8,7 +8,8 @@ ARCH=${1:-90a}
 BUILD=${2:-/tmp/fa_harness_build}
 GEN=${3:-gen.py}
 python3 "$HERE/$GEN" "$BUILD"
-FLAGS="-std=c++17 -O3 -Xcompiler -fPIC -gencode=arch=compute_${ARCH},code=sm_${ARCH} -Xptxas -v"
+# -I kernel_sources: headers include each other by their names from that root ("ptx.cuh", "tile/mask.cuh").
+FLAGS="-std=c++17 -O3 -I $HERE/../../kernel_sources -Xcompiler -fPIC -gencode=arch=compute_${ARCH},code=sm_${ARCH} -Xptxas -v"
 ls "$BUILD"/inst_*.cu | xargs -P 16 -I{} sh -c 'nvcc '"$FLAGS"' -c {} -o {}.o 2> {}.ptxas.log || { cat {}.ptxas.log; exit 1; }'
 nvcc $FLAGS -c "$HERE/harness_lib.cu" -o "$BUILD/harness_lib.o"
 nvcc -shared -o "$BUILD/libharness.so" "$BUILD"/*.o -lcudart

@@ -38,31 +38,4 @@ for gi in range(groups):
                     f'fa_jit::f16_layout::smem_bytes({bm}, {bn}, {d}, {s})}});\n')
         f.write("} } reg;\n}\n")
 
-
-def experiment(tag, macro, cfgs):
-    """Instantiations built with `macro` defined, in namespace fa_jit_<tag> (no ODR clash with fa_jit)."""
-    ns = f"fa_jit_{tag}"
-    with open(f"{OUT}/inst_{tag}.cu", "w") as f:
-        f.write(f'#define {macro} 1\n#define fa_jit {ns}\n#include "{KS}/attention_f16.cu"\n'
-                f'#include "{HERE}/registry.h"\nnamespace {{\nstruct Reg {{ Reg() {{\n')
-        for (t, bm, bn, d, w, s, c, e) in cfgs:
-            name = (f"{ns}::attention_fwd_f16<{ns}::{t}_t, {bm}, {bn}, {d}, {w}, {s}, "
-                    f"{'true' if c else 'false'}, {'true' if e else 'false'}>")
-            f.write(f'  harness_registry().push_back({{"{name}", (const void*)&{name}, {bm}, {w*32}, '
-                    f'{ns}::f16_layout::smem_bytes({bm}, {bn}, {d}, {s})}});\n')
-        f.write("} } reg;\n}\n")
-
-
-# Experiment FA_JIT_F16_PV_DIRECT (P V accumulated straight into O): the long-seqlen_k bias check needs the odd
-# <128,64,128,8,2> pair; the even bf16 ones give the direct* column of the speed summary (already measured for d 64).
-DIRECT = [("bf16", 128, 64, 128, 8, 2, 0, 0), ("half", 128, 64, 128, 8, 2, 0, 0)]
-for c in (0, 1):
-    for bm, bn, d, w, s in [(64, 64, 128, 4, 2), (128, 32, 256, 8, 2)]:
-        DIRECT.append(("bf16", bm, bn, d, w, s, c, 1))
-experiment("direct", "FA_JIT_F16_PV_DIRECT", DIRECT)
-# Experiment FA_JIT_F16_Q_IN_REGS (the old rule: Q fragments in registers whenever they take <= 32), for the tiles whose
-# default now re-reads Q from shared memory (no more spills): which is faster on the GPU?
-QREGS = [("bf16", bm, bn, d, w, s, c, 1) for c in (0, 1)
-         for bm, bn, d, w, s in [(128, 64, 64, 4, 2), (64, 64, 128, 4, 2), (128, 64, 128, 8, 2), (128, 64, 128, 8, 3)]]
-experiment("qregs", "FA_JIT_F16_Q_IN_REGS", QREGS)
-print(len(CFGS), len(DIRECT), len(QREGS))
+print(len(CFGS))

@@ -7,7 +7,7 @@
    strides, Nq != Nk, rows that see no key (causal, Nq > Nk), odd seqlens; kEvenMN variants on even shapes only.
    The error metric is max|o - ref| / max|ref|; SDPA on the same inputs (flash backend; masked math backend for
    bottom-right causal with Nq != Nk) is the yardstick: ours must be <= 1.5 x SDPA's (floor 1e-4 fp16, 8e-4 bf16).
-   Then a long-seqlen_k check of the accumulation bias (fresh per-tile P V accumulator vs FA_JIT_F16_PV_DIRECT).
+   Then a long-seqlen_k check of the accumulation bias (the fresh per-tile P V accumulator against SDPA).
 2. Speed: TFLOP/s (4*B*H*N*N*d, halved for causal), CUDA-event medians, bf16, against SDPA's flash backend (FA2), on
    the FlashAttention protocol rows (16k tokens, hidden 2048).
 """
@@ -32,9 +32,7 @@ for i in range(lib.fa_num_kernels()):
     info = (ctypes.c_int * 4)()
     lib.fa_kernel_info(i, info)
     m = re.search(r"<fa_jit\w*::(half|bf16)_t, (\d+), (\d+), (\d+), (\d+), (\d+), (true|false), (true|false)>", name)
-    # exp: "" for the default build, else the experiment namespace fa_jit_<exp> (gen_f16.py: direct, qregs)
-    exp = name.split("::")[0][len("fa_jit_"):] if name.startswith("fa_jit_") else ""
-    KERNELS.append(dict(i=i, name=name, exp=exp, direct=exp == "direct", regs=info[0], local=info[1], smem=info[2], threads=info[3],
+    KERNELS.append(dict(i=i, name=name, regs=info[0], local=info[1], smem=info[2], threads=info[3],
                         dtype=torch.float16 if m[1] == "half" else torch.bfloat16, bm=int(m[2]), bn=int(m[3]),
                         d=int(m[4]), w=int(m[5]), stages=int(m[6]), causal=m[7] == "true", even=m[8] == "true"))
 
@@ -152,7 +150,7 @@ def correctness():
 
 
 def long_k_accuracy():
-    """Truncation bias of the tensor core's fp32 accumulation: fresh per-tile accumulator vs direct, long seqlen_k."""
+    """Truncation bias of the tensor core's fp32 accumulation (fresh per-tile accumulator), long seqlen_k."""
     print("== long seqlen_k accuracy (B1 H4 Nq128 d128, non-causal): max rel / mean rel error vs float64 ==")
     for dtype, t in ((torch.float16, "half"), (torch.bfloat16, "bf16")):
         for Nk in (4096, 65536):
@@ -163,14 +161,11 @@ def long_k_accuracy():
             with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                 o = F.scaled_dot_product_attention(q, k, v)
             for label, o_ in [("sdpa", o)] + [
-                    (("direct" if kern["direct"] else "fresh"), None) for kern in KERNELS
+                    ("fresh", kern) for kern in KERNELS
                     if kern["d"] == 128 and kern["bm"] == 128 and kern["bn"] == 64 and kern["w"] == 8 and
-                    kern["stages"] == 2 and not kern["causal"] and not kern["even"] and kern["dtype"] == dtype and
-                    kern["exp"] in ("", "direct")]:
-                if o_ is None:
-                    kern = [kk for kk in KERNELS if kk["d"] == 128 and kk["bm"] == 128 and kk["bn"] == 64 and
-                            kk["w"] == 8 and kk["stages"] == 2 and not kk["causal"] and not kk["even"] and
-                            kk["dtype"] == dtype and kk["exp"] == ("direct" if label == "direct" else "")][0]
+                    kern["stages"] == 2 and not kern["causal"] and not kern["even"] and kern["dtype"] == dtype]:
+                if label != "sdpa":
+                    kern = o_
                     o_ = torch.empty_like(q)
                     launch(kern, make_params(q, k, v, o_, None)); torch.cuda.synchronize()
                 d = (o_.double() - o_ref)
@@ -207,7 +202,7 @@ def speed():
             o = torch.empty_like(q)
             lse = torch.empty(B, H, N, device="cuda")
             p = make_params(q, k, v, o, lse)
-            best = None; best_exp = {"direct": 0.0, "qregs": 0.0}
+            best = None
             for kern in KERNELS:
                 if kern["d"] != D or kern["causal"] != causal or kern["dtype"] != torch.bfloat16: continue
                 if kern["even"] != (N % kern["bm"] == 0 and N % kern["bn"] == 0): continue
@@ -215,19 +210,14 @@ def speed():
                 t = time_fn(lambda: launch(kern, p), 10)
                 tf = flops / t / 1e9
                 print(f"  B{B} H{H} N{N} d{D} {'causal' if causal else 'full  '} {kern['name']:<72} {tf:6.1f}")
-                if kern["exp"]:
-                    best_exp[kern["exp"]] = max(best_exp.get(kern["exp"], 0.0), tf)
-                elif best is None or tf > best[0]:
+                if best is None or tf > best[0]:
                     best = (tf, kern["name"])
-            rows.append((B, H, N, D, causal, flops / t_ref / 1e9, best[0], best[1], best_exp["direct"], best_exp["qregs"]))
+            rows.append((B, H, N, D, causal, flops / t_ref / 1e9, best[0], best[1]))
     print("\n== summary (bf16, TFLOP/s) ==")
-    print(f"{'B':>3} {'H':>3} {'N':>6} {'d':>4} {'causal':>6} {'SDPA-fa2':>9} {'ours':>7} {'ratio':>6} {'direct*':>7} "
-          f"{'qregs*':>7}  best config")
-    for B, H, N, D, c, tr, to, name, td, tq in rows:
+    print(f"{'B':>3} {'H':>3} {'N':>6} {'d':>4} {'causal':>6} {'SDPA-fa2':>9} {'ours':>7} {'ratio':>6}  best config")
+    for B, H, N, D, c, tr, to, name in rows:
         name = name.replace("fa_jit::attention_fwd_f16<fa_jit::", "<")
-        print(f"{B:>3} {H:>3} {N:>6} {D:>4} {str(c):>6} {tr:9.1f} {to:7.1f} {to / tr:6.2f} {td:7.1f} {tq:7.1f}  {name}")
-    print("direct*: experiment FA_JIT_F16_PV_DIRECT (P V accumulated straight into O), best of its configs (0: none)")
-    print("qregs*: experiment FA_JIT_F16_Q_IN_REGS (old rule, Q fragments kept in registers), best of its configs")
+        print(f"{B:>3} {H:>3} {N:>6} {D:>4} {str(c):>6} {tr:9.1f} {to:7.1f} {to / tr:6.2f}  {name}")
 
 
 if __name__ == "__main__":

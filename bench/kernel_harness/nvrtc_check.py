@@ -11,9 +11,10 @@ def chk(r, prog=None, what=""):
         lib.nvrtcGetErrorString.restype = ctypes.c_char_p
         raise RuntimeError(f"{what}: {lib.nvrtcGetErrorString(r).decode()}")
 def compile(src_name, names, arch, extra=()):
-    headers = sorted(glob.glob(KS + "/*.cuh"))
+    # Every header by the name the kernels include it under: "x.cuh" at the top, "tile/x.cuh" in the tile layer.
+    headers = sorted(glob.glob(KS + "/*.cuh") + glob.glob(KS + "/tile/*.cuh"))
     hsrc = [open(h, "rb").read() for h in headers]
-    hnames = [os.path.basename(h).encode() for h in headers]
+    hnames = [os.path.relpath(h, KS).encode() for h in headers]
     src = open(os.path.join(KS, src_name), "rb").read()
     prog = ctypes.c_void_p()
     n = len(headers)

@@ -1,0 +1,50 @@
+// Block coordinates shared by the attention kernels: which query tile, head and batch a block works on, the base
+// pointers of its tensors, and the key tiles it must visit.
+//
+//   grid (ceil(seqlen_q / kBlockM), heads_q, batch): blockIdx.x -> query tile, blockIdx.y -> head, blockIdx.z -> batch.
+//
+// Query tiles: causal launches run the heavy (last) query tiles first. Under the bottom-right mask the last rows see
+// the most keys, and the blocks that start first finish last, so the long ones belong at the front of the queue.
+// Heads: query head h reads key/value head h / group_size (GQA; group_size 1 is plain multi-head attention).
+// Bases: batch * batch_stride + head * head_stride in 64-bit arithmetic (the strides are long long).
+// Key range: tiles [0, n_block_max) hold every key some row of the query tile sees; under the causal mask row i
+// sees keys j <= i + causal_offset, so the last row of the tile bounds the range (0 tiles when it sees no key).
+#pragma once
+
+#include "attention_params.cuh"
+
+namespace fa_jit::tile {
+
+template <typename E>  // E: the element storage type (float, or unsigned short for fp16 / bf16 bits)
+struct BlockCoords {
+    int m0;           // first query row of the tile
+    int n_block_max;  // key tiles [0, n_block_max) can be visible to some row of the tile
+    const E* q;       // Q[batch][head], row 0
+    const E* k;       // K[batch][head / group_size], row 0
+    const E* v;       // V[batch][head / group_size], row 0
+    E* o;             // O[batch][head], row 0
+    float* lse;       // LSE[batch][head], row 0; null when the caller asked for none
+};
+
+template <typename E, int kBlockM, int kBlockN, bool kCausal>
+__device__ __forceinline__ BlockCoords<E> block_coords(const AttentionParams& p) {
+    static_assert(kBlockM > 0 && kBlockN > 0, "tile sizes must be positive");
+    const int m_block = kCausal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+    const int head = blockIdx.y;
+    const int batch = blockIdx.z;
+    const int head_kv = head / p.group_size;
+    const int m0 = m_block * kBlockM;
+    const E* q = static_cast<const E*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
+    const E* k = static_cast<const E*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
+    const E* v = static_cast<const E*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
+    E* o = static_cast<E*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
+    float* lse = p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q;
+    int n_block_max = (p.seqlen_k + kBlockN - 1) / kBlockN;
+    if (kCausal) {
+        const int last_visible = m0 + kBlockM - 1 + p.causal_offset;  // the largest key any row of the tile sees
+        n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
+    }
+    return {m0, n_block_max, q, k, v, o, lse};
+}
+
+}  // namespace fa_jit::tile

@@ -1,0 +1,72 @@
+// The epilogue: O = O / l and LSE = ln(sum_j exp(s_j * scale)) = (m + log2 l) * ln 2 per query row; rows that saw no
+// key (l = 0: seqlen_k = 0, or above the causal diagonal) get O = 0 and LSE = -inf.
+//
+// The 16-bit kernels stage O through shared memory (each warp in its own rows of the Q tile, in the Q tile's layout)
+// and then store whole 16-byte chunks, consecutive lanes writing consecutive 16 bytes of a row: the accumulator
+// layout alone gives 4-byte stores, each warp instruction touching 8 rows x 16 bytes.
+#pragma once
+
+#include "ptx.cuh"
+
+namespace fa_jit::tile {
+
+// A row's sum over its quad and the factor that normalises O: 1 / l, or 0 for a row that saw no key.
+struct RowTotals {
+    float l;
+    bool any;  // the row saw at least one key
+    float inv_l;
+};
+__device__ __forceinline__ RowTotals row_totals(float l_part) {
+    const float l = ptx::quad_sum(l_part);
+    const bool any = l > 0.f;
+    return {l, any, any ? 1.f / l : 0.f};
+}
+
+// LSE in natural log from the running max m (log2 units) and the row totals; -inf for a row that saw no key.
+__device__ __forceinline__ float row_lse(float m, const RowTotals& r, float neg_inf) {
+    return r.any ? (m + ptx::log2_approx(r.l)) * 0.69314718055994531f : neg_inf;  // ln 2
+}
+
+// Copy a warp's staged O rows [warp_row0, warp_row0 + kWarpRows) of a shared tile in Layout (tile/swizzle.cuh) to
+// global rows o_row0 + r (row stride o_row_stride elements), kHeadDim 16-bit columns. Lane i takes 16-byte chunks i,
+// i + 32, ...; rows >= seqlen_q are skipped unless kEvenMN.
+template <class Layout, int kWarpRows, int kHeadDim, bool kEvenMN>
+__device__ __forceinline__ void store_rows_16b(unsigned smem, int warp_row0, unsigned short* o, long long o_row_stride,
+                                               int o_row0, int seqlen_q, int lane) {
+    static_assert(kHeadDim % 8 == 0, "16-byte stores need whole 8-element chunks");
+    constexpr int kChunksO = kHeadDim / 8;  // 16-byte chunks per output row
+    constexpr int kChunksWarp = kWarpRows * kChunksO;
+    if (32 % kChunksO == 0) {  // every lane keeps one column chunk: pointer bumps, no division
+        constexpr int kRowsPerIter = 32 / kChunksO;
+        const int ch = lane % kChunksO;
+        const int r0 = lane / kChunksO;
+        unsigned short* dst = o + static_cast<long long>(o_row0 + r0) * o_row_stride + ch * 8;
+        const long long step = static_cast<long long>(kRowsPerIter) * o_row_stride;
+#pragma unroll
+        for (int i = 0; i * kRowsPerIter < kWarpRows; ++i) {
+            const int r = r0 + i * kRowsPerIter;
+            if (kWarpRows % kRowsPerIter != 0 && r >= kWarpRows) break;  // kHeadDim 8: 32 rows per step
+            if (kEvenMN || o_row0 + r < seqlen_q) {
+                unsigned v[4];
+                ptx::ld_shared_v4(v, smem + Layout::offset(warp_row0 + r, ch));
+                ptx::st_global_v4(dst, v);
+            }
+            dst += step;
+        }
+    } else {
+#pragma unroll
+        for (int c0 = 0; c0 < kChunksWarp; c0 += 32) {
+            const int c = c0 + lane;
+            if (kChunksWarp % 32 != 0 && c >= kChunksWarp) break;
+            const int r = c / kChunksO;
+            const int ch = c % kChunksO;
+            if (kEvenMN || o_row0 + r < seqlen_q) {
+                unsigned v[4];
+                ptx::ld_shared_v4(v, smem + Layout::offset(warp_row0 + r, ch));
+                ptx::st_global_v4(o + static_cast<long long>(o_row0 + r) * o_row_stride + ch * 8, v);
+            }
+        }
+    }
+}
+
+}  // namespace fa_jit::tile

@@ -1,0 +1,96 @@
+// Online softmax over score fragments (FlashAttention-2, Algorithm 1), in log2 units: exp2 with the softmax scale
+// folded in (scale_log2 = scale * log2 e), so exp(s * scale - m) is one ex2 of an FFMA.
+//
+// Per query row a thread keeps the running max m (log2 units) and its own part of the running sum l (the 2 columns
+// per n-tile it holds; the quad's parts are added in the epilogue). For a new key tile with scores s:
+//   m_new = max(m, max_j s_j * scale_log2),  alpha = exp2(m - m_new),  p_j = exp2(s_j * scale_log2 - m_new),
+//   l = l * alpha + sum_j p_j,  and O = O * alpha + P V_j.
+// Rows that have seen no visible key yet keep m = -inf; they subtract 0 instead, so exp2(-inf - 0) = 0 (not NaN).
+// Fresh accumulator: each tile's P V_j is computed into a zeroed accumulator and added to the rescaled O in fp32
+// (O = O * alpha + PV_j). The tensor core accumulates with truncation; accumulating into O itself would shrink it by
+// ~2^-24 per MMA, an error that grows with seqlen_k. A fresh accumulator keeps that error flat.
+//
+// Fragment layout as in tile/mask.cuh: s[nt][2 h + c] is row g + 8 h, column nt * 8 + 2 t + c; one row lives in the 4
+// lanes of a quad, so row reductions are two xor-shuffles.
+//
+// kScaled selects where the scale is applied:
+//   false (fp16 / bf16): s holds raw scores; the row max is taken on them and then scaled, which needs
+//          scale_log2 > 0 (max commutes only with a positive scale); p = exp2(fmaf(s, scale_log2, -m)).
+//   true (fp32): the caller already multiplied s by scale_log2 (any finite scale, negative included); the running
+//          max enters the row max; p = exp2(s - m). The per-row sum then adds p0 and p1 one at a time.
+#pragma once
+
+#include "ptx.cuh"
+
+namespace fa_jit::tile {
+
+// Row h (0: row g, 1: row g + 8) of one 16-row block: updates m and returns the max to subtract (0 for a row with no
+// visible key yet) and, in alpha, O's rescale factor exp2(m_old - m_new) (0 on the first tile: O is 0 anyway).
+template <bool kScaled, int kNT>
+__device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h, float& m, float& alpha,
+                                                 float scale_log2, float neg_inf) {
+    static_assert(kNT >= 1, "at least one 8-column n-tile");
+    float row_max = kScaled ? m : neg_inf;
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) row_max = fmaxf(row_max, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
+    row_max = ptx::quad_max(row_max);
+    // Raw scores: the max commutes with a positive scale, and -inf stays -inf.
+    const float m_new = kScaled ? row_max : fmaxf(m, row_max * scale_log2);
+    const float m_use = m_new == neg_inf ? 0.f : m_new;
+    alpha = ptx::exp2_approx(m - m_use);
+    m = m_new;
+    return m_use;
+}
+
+// Row h: p = exp2(s * scale_log2 - m_use) for the thread's columns, handed to store(nt, p0, p1) (columns 2t, 2t + 1 of
+// n-tile nt); returns their sum.
+template <bool kScaled, int kNT, class Store>
+__device__ __forceinline__ float softmax_row_exp(const float (&s)[kNT][4], int h, float m_use, float scale_log2,
+                                                 Store store) {
+    float row_sum = 0.f;
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) {
+        const float p0 =
+            kScaled ? ptx::exp2_approx(s[nt][2 * h] - m_use) : ptx::exp2_approx(fmaf(s[nt][2 * h], scale_log2, -m_use));
+        const float p1 = kScaled ? ptx::exp2_approx(s[nt][2 * h + 1] - m_use)
+                                 : ptx::exp2_approx(fmaf(s[nt][2 * h + 1], scale_log2, -m_use));
+        if (kScaled) {
+            row_sum += p0;
+            row_sum += p1;
+        } else {
+            row_sum += p0 + p1;
+        }
+        store(nt, p0, p1);
+    }
+    return row_sum;
+}
+
+// Both rows of one 16-row block of raw scores (fp16 / bf16): m, l and alpha per row, P to store(nt, h, p0, p1).
+// The two maxima first, then the two exponent passes: this order is the one ptxas was tuned against at 255 registers.
+template <int kNT, class Store>
+__device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
+                                               float (&alpha)[2], float scale_log2, float neg_inf, Store store) {
+    float m_use[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) m_use[h] = softmax_row_max<false>(s, h, m[h], alpha[h], scale_log2, neg_inf);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const float row_sum = softmax_row_exp<false>(s, h, m_use[h], scale_log2,
+                                                     [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
+        l[h] = l[h] * alpha[h] + row_sum;
+    }
+}
+
+// O[i0 + i] = O[i0 + i] * alpha + PV[i] for kN 8-column n-tiles of one 16-row block (O holds kNO of them): one FFMA
+// per element, with the alpha of the element's row (e / 2).
+template <int kNO, int kN>
+__device__ __forceinline__ void rescale_add(float (&o)[kNO][4], int i0, const float (&alpha)[2],
+                                            const float (&pv)[kN][4]) {
+    static_assert(kN <= kNO, "PV covers a slice of O");
+#pragma unroll
+    for (int i = 0; i < kN; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[i0 + i][e] = fmaf(o[i0 + i][e], alpha[e / 2], pv[i][e]);
+}
+
+}  // namespace fa_jit::tile
