@@ -6,7 +6,10 @@ implementation is timed with CUDA events (median of many repetitions after warm-
 not flatter) and checked against a reference before it is timed.
 
     python3 bench/compare.py --lib build/libfa_jit.so [--dtype fp32 bf16 fp16] [--head-dims 64 128 256]
-                             [--quick] [--json out.json]
+                             [--quick] [--json out.json] [--baseline-lib old/libfa_jit.so.0]
+
+--baseline-lib loads a second fa-jit build (an earlier commit's library, RTLD_LOCAL so that each keeps its own
+symbols) and times it next to this one on the same inputs: the "base" and "new/base" columns.
 
 Accuracy yardstick: the relative error against float64 of SDPA's flash backend (FlashAttention-2) for fp16/bf16,
 of its efficient backend for fp32 (flash has no fp32), on the same inputs and rows.
@@ -48,7 +51,7 @@ def strides(t):  # [B, H, N, d] tensor -> element strides
 
 class FaJit:
     def __init__(self, path):
-        self.lib = ctypes.CDLL(path)
+        self.lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
         self.lib.fa_jit_attention.restype = ctypes.c_int
         self.lib.fa_jit_attention.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
         self.lib.fa_jit_last_error.restype = ctypes.c_char_p
@@ -106,7 +109,22 @@ def shapes(args, dtype_name):
     return rows
 
 
-def run_dtype(args, fa, dtype_name):
+def check_and_time(fa, sets, o, causal, code, ref, rows, peer_err, tol, flops, args):
+    """(rel err, TFLOP/s or None when wrong) of one fa-jit build: poisoned output, float64 check, then timing."""
+    q, k, v = sets[0]
+    o.fill_(float("nan"))
+    fa(q, k, v, o, causal, code)
+    torch.cuda.synchronize()
+    err = rel_err(o, ref, rows)
+    # Within the dtype's tolerance, or no worse than 1.5x the peer on the same inputs.
+    ok = bool(torch.isfinite(o).all()) and math.isfinite(err) and (err < tol or err <= 1.5 * peer_err)
+    if not ok:
+        return err, None
+    ms = time_ms(lambda q, k, v: fa(q, k, v, o, causal, code), sets, args.warmup, args.reps)
+    return err, flops / ms / 1e9
+
+
+def run_dtype(args, fa, dtype_name, base=None):
     dtype, code = DTYPES[dtype_name]
     peers = ["efficient"] if dtype_name == "fp32" else ["flash", "cudnn", "efficient"]
     yardstick = peers[0]  # the SDPA backend whose error ours is held to (within 1.5x)
@@ -127,21 +145,19 @@ def run_dtype(args, fa, dtype_name):
         q, k, v = sets[0]
         rows = torch.randperm(n, device="cuda")[:256].sort().values
         ref = reference_rows(q, k, v, causal, rows)
-        o.fill_(float("nan"))
-        fa(q, k, v, o, causal, code)
-        torch.cuda.synchronize()
-        err = rel_err(o, ref, rows)
         with sdpa_kernel(PEERS[yardstick]):
             peer_err = rel_err(F.scaled_dot_product_attention(q, k, v, is_causal=causal), ref, rows)
-        row["fa_jit_rel_err"], row[f"{yardstick}_rel_err"] = err, peer_err
-        # Within the dtype's tolerance, or no worse than 1.5x the peer on the same inputs.
-        ok = bool(torch.isfinite(o).all()) and math.isfinite(err) and (err < tol or err <= 1.5 * peer_err)
-        if ok:
-            ms = time_ms(lambda q, k, v: fa(q, k, v, o, causal, code), sets, args.warmup, args.reps)
-            row["fa_jit_tflops"] = flops / ms / 1e9
-        else:
-            row["fa_jit_tflops"] = None
+        row[f"{yardstick}_rel_err"] = peer_err
+        err, row["fa_jit_tflops"] = check_and_time(fa, sets, o, causal, code, ref, rows, peer_err, tol, flops, args)
+        row["fa_jit_rel_err"] = err
+        if row["fa_jit_tflops"] is None:
             print(f"WRONG: fa-jit {row} rel err {err:.3g} (SDPA {yardstick} {peer_err:.3g})", flush=True)
+        if base:
+            base_err, row["base_tflops"] = check_and_time(base, sets, o, causal, code, ref, rows, peer_err, tol,
+                                                          flops, args)
+            row["base_rel_err"] = base_err
+            if row["base_tflops"] is None:
+                print(f"WRONG: baseline {row} rel err {base_err:.3g}", flush=True)
         for peer in peers:
             try:
                 with sdpa_kernel(PEERS[peer]):
@@ -152,16 +168,21 @@ def run_dtype(args, fa, dtype_name):
                 row[f"{peer}_tflops"] = None
         results.append(row)
         peer_text = "  ".join(f"{peer} {row[f'{peer}_tflops'] or 0:7.1f}" for peer in peers)
+        base_text = f"base {row['base_tflops'] or 0:7.1f}  " if base else ""
         print(f"{name:10s} B={b:<3d} H={h:<3d} N={n:<6d} d={d:<3d} causal={int(causal)}  "
-              f"fa-jit {row['fa_jit_tflops'] or 0:7.1f}  {peer_text}  err {err:.1e} ({yardstick} {peer_err:.1e})",
-              flush=True)
+              f"fa-jit {row['fa_jit_tflops'] or 0:7.1f}  {base_text}{peer_text}  err {err:.1e} "
+              f"({yardstick} {peer_err:.1e})", flush=True)
         del sets, o
 
     print(f"\n{'shape':10s} {'B':>3s} {'H':>3s} {'N':>6s} {'d':>4s} {'causal':>6s} {'fa-jit':>8s} " +
+          (f"{'base':>8s} {'new/base':>8s} " if base else "") +
           " ".join(f"{p:>9s} {'ratio':>6s}" for p in peers) + f"  err/{yardstick}   ({dtype_name}, TFLOP/s)")
     for r in results:
         line = (f"{r['shape']:10s} {r['batch']:3d} {r['heads']:3d} {r['seqlen']:6d} {r['head_dim']:4d} "
                 f"{int(r['causal']):6d} {r['fa_jit_tflops'] or 0:8.1f} ")
+        if base:
+            b_t = r["base_tflops"]
+            line += f"{b_t or 0:8.1f} {(r['fa_jit_tflops'] or 0) / b_t if b_t else float('nan'):8.3f} "
         for peer in peers:
             t = r[f"{peer}_tflops"]
             ratio = (r["fa_jit_tflops"] or 0) / t if t else float("nan")
@@ -179,18 +200,27 @@ def main():
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--json", help="write the rows here")
+    p.add_argument("--baseline-lib", help="a second fa-jit library to time beside --lib (e.g. an earlier commit's)")
     args = p.parse_args()
 
     torch.manual_seed(0)
     fa = FaJit(args.lib)
+    base = FaJit(args.baseline_lib) if args.baseline_lib else None
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     results = []
     for dtype_name in args.dtype:
-        results += run_dtype(args, fa, dtype_name)
+        results += run_dtype(args, fa, dtype_name, base)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    return 0 if all(r["fa_jit_tflops"] for r in results) else 1
+    if base:
+        ratios = [r["fa_jit_tflops"] / r["base_tflops"] for r in results if r["fa_jit_tflops"] and r["base_tflops"]]
+        if ratios:
+            geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            print(f"\nnew/base over {len(ratios)} rows: min {min(ratios):.3f}, geometric mean {geo:.3f}, "
+                  f"max {max(ratios):.3f}", flush=True)
+    ok = all(r["fa_jit_tflops"] for r in results) and all(r.get("base_tflops", 1) for r in results)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@
 #include "compile/nvrtc_api.hpp"
 #include "cache/disk_cache.hpp"
 #include "driver/driver_api.hpp"
-#include "fa_jit/attention.hpp"
+#include "fa_jit/tuning.hpp"
 
 #include <fmt/format.h>
 

@@ -5,6 +5,13 @@
 
 #include <stdint.h>
 
+/* What libfa_jit exports (it is built with hidden symbols by default). */
+#if defined(__GNUC__) && !defined(FA_JIT_STATIC_DEFINE)
+#define FA_JIT_C_API __attribute__((visibility("default")))
+#else
+#define FA_JIT_C_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,17 +45,17 @@ typedef struct fa_jit_attention_args {
 } fa_jit_attention_args;
 
 /* Runs attention on `stream` (a CUstream / cudaStream_t; NULL for the default stream). */
-fa_jit_status fa_jit_attention(const fa_jit_attention_args* args, void* stream);
+FA_JIT_C_API fa_jit_status fa_jit_attention(const fa_jit_attention_args* args, void* stream);
 
 /* Fills the strides of args for contiguous BSHD ([batch, seqlen, heads, head_dim]) or BHSD tensors. */
-void fa_jit_layout_bshd(fa_jit_attention_args* args);
-void fa_jit_layout_bhsd(fa_jit_attention_args* args);
+FA_JIT_C_API void fa_jit_layout_bshd(fa_jit_attention_args* args);
+FA_JIT_C_API void fa_jit_layout_bhsd(fa_jit_attention_args* args);
 
 /* The message of the last failure on this thread ("" if none). Valid until the next fa_jit call on the thread. */
-const char* fa_jit_last_error(void);
+FA_JIT_C_API const char* fa_jit_last_error(void);
 
 /* The library version, e.g. "0.1.0". */
-const char* fa_jit_version(void);
+FA_JIT_C_API const char* fa_jit_version(void);
 
 #ifdef __cplusplus
 }

@@ -1,25 +1,22 @@
-// attention(): validate -> kernel spec -> in-memory table -> (miss) disk cache -> (miss) NVRTC -> load -> launch.
-// The hot path (an in-memory hit) fills a params struct and launches: no allocation, no global lock.
+// attention(): validate -> family and tile -> in-memory table -> (miss) disk cache -> (miss) NVRTC -> load -> plan
+// -> launch. The hot path (an in-memory hit) checks the arguments, plans and launches: no allocation, no global lock.
+#include "attention/family.hpp"
 #include "attention/seqlen_bucket.hpp"
-#include "attention_params.cuh"
+#include "attention/tile_alignment.hpp"
+#include "attention/validate.hpp"
 #include "cache/kernel_table.hpp"
 #include "driver/driver_api.hpp"
-#include "fa_jit/attention.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include <fmt/format.h>
+
 #include <cmath>
-#include <limits>
+#include <optional>
 
 namespace fa_jit {
 namespace {
 
-// The largest power of two <= kMaxTile dividing n: whether a tile of any size up to kMaxTile divides n.
-constexpr int kMaxTile = 128;
-int tile_alignment(int n) { return n == 0 ? kMaxTile : std::min(n & -n, kMaxTile); }
-
 // Everything that selects a kernel for a call. Sequence lengths enter through their buckets and their alignment
-// only, so that every length of one bucket shares a kernel (two for fp16/bf16: with and without bounds checks).
+// only, so that every length of one bucket shares a kernel (two for families with an even_mn variant).
 struct ProblemKey {
     CUcontext context;
     DType dtype;
@@ -27,7 +24,7 @@ struct ProblemKey {
     bool causal;
     int seqlen_q_bucket, seqlen_k_bucket;
     int seqlen_q_align, seqlen_k_align;  // tile_alignment(): decides AttentionKernelSpec::even_mn
-    TileConfig tile;  // the caller's override, or empty
+    TileConfig tile;                     // the caller's override, or empty
     bool operator==(const ProblemKey& o) const noexcept {
         return context == o.context && dtype == o.dtype && head_dim == o.head_dim && causal == o.causal &&
                seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket &&
@@ -39,15 +36,17 @@ struct ProblemKeyHash {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
         for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.seqlen_q_bucket,
                       k.seqlen_k_bucket, k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m, k.tile.block_n,
-                      k.tile.warps, k.tile.stages, static_cast<int>(k.tile.wgmma)})
+                      k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
-        return h;
+        return h ^ std::hash<std::string>{}(k.tile.variant);
     }
 };
 
+// A specialization loaded for one context: its family (which plans each call) and its kernels.
 struct LoadedAttention {
+    std::shared_ptr<const KernelFamily> family;
     AttentionKernelSpec spec;
-    Kernel kernel;
+    std::vector<Kernel> kernels;  // the family's kernels(spec), in order
 };
 
 CUcontext current_context() {
@@ -60,6 +59,32 @@ CUcontext current_context() {
     return context;
 }
 
+LoadedAttention load(const AttentionArgs& a, const TileConfig& forced) {
+    validate(a);  // the full check once per problem class: every family that could run it
+    const DeviceInfo& device = current_device();
+    const ProblemClass problem = ProblemClass::of(a);
+    LoadedAttention l;
+    if (forced.empty()) {
+        l.spec = attention_spec(a, choose_tile_config(device, problem));
+    } else {
+        const auto owner = family_owning(forced);
+        if (!owner || !owner->accepts(a.dtype, a.head_dim) || !owner->tile_is_legal(a.head_dim, forced))
+            throw InvalidArgument("tile", "a configuration listed by tile_configs(dtype, head_dim)",
+                                  forced.to_string());
+        if (!owner->serves(problem, device.cc()))
+            throw InvalidArgument("tile", fmt::format("a configuration this GPU (sm_{}) runs: {} tiles need another",
+                                                      device.cc(), owner->name()),
+                                  forced.to_string());
+        l.spec = attention_spec(a, forced);
+    }
+    l.family = family_owning(l.spec.tile);
+    const CompileRequest request = attention_compile_request(l.spec, "");
+    for (const std::string& expression : request.name_expressions)
+        // Arch-specific (sm_90a on Hopper), matching attention_arch(): what warmup puts in the cache.
+        l.kernels.push_back(get_kernel(request, expression, /*arch_specific=*/true));
+    return l;
+}
+
 const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig& tile) {
     static cache::KernelTable<ProblemKey, LoadedAttention, ProblemKeyHash> table;
     const ProblemKey key{current_context(),         a.dtype,
@@ -67,17 +92,7 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
                          seqlen_bucket(a.seqlen_q), seqlen_bucket(a.seqlen_k),
                          tile_alignment(a.seqlen_q), tile_alignment(a.seqlen_k),
                          tile};
-    return table.get(key, [&] {
-        const DeviceInfo& device = current_device();
-        if (!tile.empty() && !tile_runs_on(tile, device.cc()))
-            throw InvalidArgument("tile", "a configuration this GPU runs (wgmma tiles need sm_90)", tile.to_string());
-        LoadedAttention l;
-        l.spec = attention_spec(
-            a,
-            tile.empty() ? choose_tile_config(device, {a.dtype, a.head_dim, a.causal, a.seqlen_q, a.seqlen_k}) : tile);
-        l.kernel = attention_kernel(l.spec);
-        return l;
-    });
+    return table.get(key, [&] { return load(a, tile); });
 }
 
 AttentionParams make_params(const AttentionArgs& a) {
@@ -104,12 +119,22 @@ AttentionParams make_params(const AttentionArgs& a) {
     return p;
 }
 
-bool empty_problem(const AttentionArgs& a) { return a.batch == 0 || a.heads_q == 0 || a.seqlen_q == 0; }
-
-void check_tile(const TileConfig& tile, DType dtype, int head_dim) {
-    if (!tile.empty() && !tile_is_legal(dtype, head_dim, tile))
+// Throws unless `tile` is legal for the problem. The last (dtype, head_dim, tile) found legal is remembered per
+// thread: fa-jit-bench forces one tile in its timed loop, which then takes no lock and allocates nothing.
+void check_forced_tile(const AttentionArgs& a, const TileConfig& tile) {
+    struct Checked {
+        DType dtype;
+        int head_dim;
+        TileConfig tile;
+    };
+    thread_local std::optional<Checked> last;
+    if (last && last->dtype == a.dtype && last->head_dim == a.head_dim && last->tile == tile) return;
+    if (!tile_is_legal(a.dtype, a.head_dim, tile))
         throw InvalidArgument("tile", "a configuration listed by tile_configs(dtype, head_dim)", tile.to_string());
+    last = Checked{a.dtype, a.head_dim, tile};
 }
+
+bool empty_problem(const AttentionArgs& a) { return a.batch == 0 || a.heads_q == 0 || a.seqlen_q == 0; }
 
 const char* element_type_name(DType dtype) {
     switch (dtype) {
@@ -122,44 +147,36 @@ const char* element_type_name(DType dtype) {
 
 }  // namespace
 
-std::string attention_arch(std::string_view arch) {
-    std::string parsed = parse_arch(arch);
-    if (parsed.rfind("sm_", 0) == 0 && std::isdigit(static_cast<unsigned char>(parsed.back())) &&
-        std::stoi(parsed.substr(3)) >= 90)
-        parsed += "a";
-    return parsed;
+void validate(const AttentionArgs& a) {
+    validate_common(a);
+    bool any = false;
+    for (const auto& f : registered_families())
+        if (f->accepts(a.dtype, a.head_dim)) f->check_args(a), any = true;
+    if (any) return;
+    // No family runs this head dim: the families of the dtype say why (e.g. fp16/bf16 need a multiple of 8).
+    for (const auto& f : registered_families())
+        if (f->accepts_dtype(a.dtype)) f->check_args(a);
+    throw InvalidArgument("head_dim", "a head dim some kernel family runs for " + to_string(a.dtype),
+                          std::to_string(a.head_dim));
 }
 
-AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& tile) {
-    if (tile.block_m <= 0 || tile.block_n <= 0)
-        throw InvalidArgument("tile", "a chosen configuration (e.g. from choose_tile_config())", tile.to_string());
-    AttentionKernelSpec spec{a.dtype, a.head_dim, a.causal, tile};
-    // Decided by what ProblemKey holds (tile_alignment), so that one table entry always means one kernel.
-    spec.even_mn = a.dtype != DType::f32 && tile_alignment(a.seqlen_q) % tile.block_m == 0 &&
-                   tile_alignment(a.seqlen_k) % tile.block_n == 0;
-    return spec;
-}
-
-Kernel attention_kernel(const AttentionKernelSpec& spec) {
-    check_tile(spec.tile, spec.dtype, spec.head_dim);
-    const std::string expression = spec.name_expression();
-    // Arch-specific (sm_90a on Hopper), matching attention_arch(): what warmup puts in the cache.
-    return get_kernel(attention_compile_request(spec, ""), expression, /*arch_specific=*/true);
-}
+void attention(const AttentionArgs& args, CUstream stream) { attention(args, stream, TileConfig{}); }
 
 void attention(const AttentionArgs& args, CUstream stream, const TileConfig& tile) {
-    validate(args);
-    check_tile(tile, args.dtype, args.head_dim);
+    validate_common(args);
+    if (!tile.empty()) check_forced_tile(args, tile);
     if (empty_problem(args)) return;
     const LoadedAttention& l = loaded_attention(args, tile);
-    const unsigned query_tiles = static_cast<unsigned>((args.seqlen_q + l.spec.tile.block_m - 1) / l.spec.tile.block_m);
+    l.family->check_args(args);  // per call: pointers and strides change between calls of one problem class
+    const LaunchPlan plan = l.family->plan(l.spec, args);
+    if (plan.workspace_bytes != 0)
+        throw Error(fmt::format("kernel family {} asks for {} bytes of workspace, which attention() cannot provide",
+                                l.family->name(), plan.workspace_bytes));
     const AttentionParams params = make_params(args);
-    launch(l.kernel,
-           {{query_tiles, static_cast<unsigned>(args.heads_q), static_cast<unsigned>(args.batch)},
-            {static_cast<unsigned>(l.spec.threads())},
-            l.spec.shared_bytes(),
-            stream},
-           params);
+    for (int i = 0; i < plan.count; ++i) {
+        const KernelLaunch& k = plan.launches[i];
+        launch(l.kernels.at(k.kernel), {{k.grid[0], k.grid[1], k.grid[2]}, {k.block}, k.shared_bytes, stream}, params);
+    }
 }
 
 void attention_reference(const AttentionArgs& args, CUstream stream) {
@@ -171,6 +188,7 @@ void attention_reference(const AttentionArgs& args, CUstream stream) {
     const std::string expression = std::string("fa_jit::attention_reference<") + element_type_name(args.dtype) +
                                    (args.causal ? ", true>" : ", false>");
     request.name_expressions = {expression};
+    request.family = "reference";
     const Kernel kernel = get_kernel(request, expression);
     const AttentionParams params = make_params(args);
     launch(kernel,

@@ -1,87 +1,82 @@
-// AttentionKernelSpec: the host-side mirror of a kernel's template arguments.
-#include "attention_f16_layout.cuh"
-#include "attention_fp32_layout.cuh"
-#include "attention_wgmma_layout.cuh"
-#include "fa_jit/attention.hpp"
+// AttentionKernelSpec: one specialization of a family's kernel, and the requests that compile it.
+#include "attention/family.hpp"
+#include "attention/tile_alignment.hpp"
 
-#include <fmt/format.h>
-
-#include <cstdio>
+#include <cctype>
 
 namespace fa_jit {
 namespace {
-constexpr std::string_view kWgmmaSuffix = "-wgmma";
+
+std::shared_ptr<const KernelFamily> owner(const TileConfig& tile) {
+    auto f = family_owning(tile);
+    if (!f) throw InvalidArgument("tile", "a tile some kernel family owns (see tile_configs())", tile.to_string());
+    return f;
+}
+
 }  // namespace
 
-std::string TileConfig::to_string() const {
-    if (!stages) return fmt::format("{}x{}w{}", block_m, block_n, warps);
-    return fmt::format("{}x{}w{}s{}{}", block_m, block_n, warps, stages, wgmma ? kWgmmaSuffix : "");
+std::string AttentionKernelSpec::family() const { return owner(tile)->name(); }
+std::string AttentionKernelSpec::source_name() const { return owner(tile)->source_name(); }
+std::string AttentionKernelSpec::name_expression() const { return owner(tile)->kernels(*this).front(); }
+int AttentionKernelSpec::threads() const { return owner(tile)->threads(*this); }
+std::size_t AttentionKernelSpec::shared_bytes() const { return owner(tile)->shared_bytes(*this); }
+
+int arch_cc(std::string_view arch) {
+    const std::string parsed = parse_arch(arch);  // "sm_90a", "compute_80"
+    int cc = 0;
+    for (char c : parsed.substr(parsed.find('_') + 1))
+        if (std::isdigit(static_cast<unsigned char>(c))) cc = cc * 10 + (c - '0');
+    return cc;
 }
 
-std::optional<TileConfig> parse_tile_config(std::string_view text) {
-    TileConfig t;
-    if (text.size() > kWgmmaSuffix.size() && text.substr(text.size() - kWgmmaSuffix.size()) == kWgmmaSuffix) {
-        text.remove_suffix(kWgmmaSuffix.size());
-        t.wgmma = true;
-    }
-    char tail = 0;
-    const std::string s(text);
-    const int n = std::sscanf(s.c_str(), "%dx%dw%ds%d%c", &t.block_m, &t.block_n, &t.warps, &t.stages, &tail);
-    if (n == 3 && !t.wgmma) {
-        // sscanf stops at the first mismatch: "64x64w4" and "64x64w4junk" both give 3. Reject anything after w<n>.
-        if (s != fmt::format("{}x{}w{}", t.block_m, t.block_n, t.warps)) return std::nullopt;
-        t.stages = 0;
-    } else if (n != 4 || s + (t.wgmma ? std::string(kWgmmaSuffix) : "") != t.to_string()) {
-        return std::nullopt;
-    }
-    if (t.block_m <= 0 || t.block_n <= 0 || t.warps <= 0 || t.stages < 0) return std::nullopt;
-    return t;
+std::string attention_arch(std::string_view arch) {
+    std::string parsed = parse_arch(arch);
+    if (parsed.rfind("sm_", 0) == 0 && std::isdigit(static_cast<unsigned char>(parsed.back())) &&
+        arch_cc(parsed) >= 90)
+        parsed += "a";
+    return parsed;
 }
 
-bool tile_is_legal(DType dtype, int head_dim, const TileConfig& t) {
-    if (dtype == DType::f32)
-        return t.stages == 0 && !t.wgmma && fp32_layout::legal(t.block_m, t.block_n, t.warps, head_dim);
-    if (t.wgmma) return wgmma_layout::legal(t.block_m, t.block_n, t.warps, t.stages, head_dim);
-    return f16_layout::legal(t.block_m, t.block_n, t.warps, t.stages, head_dim);
-}
-
-bool tile_runs_on(const TileConfig& tile, int cc) { return !tile.wgmma || cc == 90; }
-
-std::string AttentionKernelSpec::source_name() const {
-    if (dtype == DType::f32) return "attention_fp32.cu";
-    return tile.wgmma ? "attention_f16_wgmma.cu" : "attention_f16.cu";
-}
-
-std::string AttentionKernelSpec::name_expression() const {
-    if (dtype == DType::f32)
-        // <B_r, B_c, d, warps, causal, math, min blocks per SM>: math 1 = 3xTF32 on tensor cores (fp32 accuracy);
-        // a register bound of one block per SM (a higher one makes ptxas cap registers and spill).
-        return fmt::format("fa_jit::attention_fwd_fp32<{}, {}, {}, {}, {}, 1, 1>", tile.block_m, tile.block_n,
-                           head_dim, tile.warps, causal ? "true" : "false");
-    const char* type = dtype == DType::f16 ? "half_t" : "bf16_t";
-    if (tile.wgmma)  // <T, B_r, B_c, d, stages, causal, even_mn>: one warpgroup per 64 rows
-        return fmt::format("fa_jit::attention_fwd_f16_wgmma<fa_jit::{}, {}, {}, {}, {}, {}, {}>", type, tile.block_m,
-                           tile.block_n, head_dim, tile.stages, causal ? "true" : "false", even_mn ? "true" : "false");
-    // <T, B_r, B_c, d, warps, stages, causal, even_mn>
-    return fmt::format("fa_jit::attention_fwd_f16<fa_jit::{}, {}, {}, {}, {}, {}, {}, {}>",
-                       type, tile.block_m, tile.block_n, head_dim, tile.warps,
-                       tile.stages, causal ? "true" : "false", even_mn ? "true" : "false");
-}
-
-int AttentionKernelSpec::threads() const { return tile.warps * 32; }
-
-std::size_t AttentionKernelSpec::shared_bytes() const {
-    if (dtype == DType::f32) return fp32_layout::smem_bytes(tile.block_m, tile.block_n, head_dim);
-    if (tile.wgmma) return wgmma_layout::smem_bytes(tile.block_m, tile.block_n, head_dim, tile.stages);
-    return f16_layout::smem_bytes(tile.block_m, tile.block_n, head_dim, tile.stages);
+AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& tile) {
+    if (tile.block_m <= 0 || tile.block_n <= 0)
+        throw InvalidArgument("tile", "a chosen configuration (e.g. from choose_tile_config())", tile.to_string());
+    AttentionKernelSpec spec{a.dtype, a.head_dim, a.causal, tile};
+    // Decided from tile_alignment(), which the kernel table keys on, so that one table entry means one kernel.
+    spec.even_mn = owner(tile)->has_even_variant() && tile_alignment(a.seqlen_q) % tile.block_m == 0 &&
+                   tile_alignment(a.seqlen_k) % tile.block_n == 0;
+    return spec;
 }
 
 CompileRequest attention_compile_request(const AttentionKernelSpec& spec, const std::string& arch) {
+    const auto family = owner(spec.tile);
     CompileRequest request;
-    request.source = kernel_source(spec.source_name());
-    request.name_expressions = {spec.name_expression()};
+    request.source = kernel_source(family->source_name());
+    request.name_expressions = family->kernels(spec);
     request.arch = arch;
+    request.family = family->name();
     return request;
+}
+
+Kernel attention_kernel(const AttentionKernelSpec& spec) {
+    const auto family = owner(spec.tile);
+    if (!family->accepts(spec.dtype, spec.head_dim) || !family->tile_is_legal(spec.head_dim, spec.tile))
+        throw InvalidArgument("tile", "a configuration listed by tile_configs(dtype, head_dim)", spec.tile.to_string());
+    const CompileRequest request = attention_compile_request(spec, "");
+    // Arch-specific (sm_90a on Hopper), matching attention_arch(): what warmup puts in the cache.
+    return get_kernel(request, request.name_expressions.front(), /*arch_specific=*/true);
+}
+
+std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int cc, bool all_tiles) {
+    const TileConfig chosen = default_tile_config(cc, problem);
+    std::vector<AttentionKernelSpec> specs;
+    for (const TileConfig& tile : all_tiles ? tile_configs(problem, cc) : std::vector<TileConfig>{chosen}) {
+        // The bounds-checked kernel, and the one for lengths that are multiples of the tile where there is one.
+        for (bool even : {false, true}) {
+            if (even && !owner(tile)->has_even_variant()) continue;
+            specs.push_back({problem.dtype, problem.head_dim, problem.causal, tile, even});
+        }
+    }
+    return specs;
 }
 
 }  // namespace fa_jit

@@ -16,6 +16,9 @@ Level level() noexcept {
         if (!std::strcmp(v, "debug")) return Level::debug;
         if (!std::strcmp(v, "info")) return Level::info;
         if (!std::strcmp(v, "off") || !std::strcmp(v, "0")) return Level::off;
+        if (std::strcmp(v, "warn") != 0)  // once: this initializer runs once per process
+            std::fprintf(stderr, "[fa_jit warning] FA_JIT_LOG=%s is not a level (off, warn, info, debug); using warn\n",
+                         v);
         return Level::warn;
     }();
     return parsed;

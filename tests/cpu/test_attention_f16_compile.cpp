@@ -59,7 +59,7 @@ std::map<std::string, int> spill_bytes(const std::string& log) {
 
 }  // namespace
 
-TEST_CASE("f16/bf16 attention variants compile for sm_80 and sm_90a without spills", "[attention][compile][f16]") {
+TEST_CASE("f16/bf16 attention variants compile for sm_80 and sm_90a without spills", "[.][sweep][compile][f16]") {
     struct Job {
         std::string arch;
         const char* dtype;

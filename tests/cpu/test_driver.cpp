@@ -40,3 +40,19 @@ TEST_CASE("with no driver, GPU operations fail with a CudaError that says so", "
     CHECK(v["c_api.status"] == "2");            // FA_JIT_ERROR_CUDA
     CHECK_THAT(v["c_api.error"], Catch::Contains("no CUDA driver"));
 }
+
+TEST_CASE("an unknown FA_JIT_LOG level warns once and falls back to warn", "[driver][log]") {
+    const std::string command = std::string("FA_JIT_LOG=chatty FA_JIT_CUDA_LIBRARY=/nonexistent/libcuda.so.1 ") +
+                                FA_JIT_WORKER_DIR + "/driver_probe 2>&1 >/dev/null";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string err;
+    std::array<char, 4096> chunk{};
+    while (std::fgets(chunk.data(), chunk.size(), pipe)) err += chunk.data();
+    REQUIRE(pclose(pipe) == 0);
+    INFO(err);
+    const std::string warning = "FA_JIT_LOG=chatty is not a level (off, warn, info, debug); using warn";
+    const std::size_t first = err.find(warning);
+    CHECK(first != std::string::npos);
+    CHECK(err.find(warning, first + 1) == std::string::npos);
+}

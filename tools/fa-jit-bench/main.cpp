@@ -7,7 +7,7 @@
 #include "common/progress.hpp"
 #include "common/text.hpp"
 
-#include "fa_jit/attention.hpp"
+#include "fa_jit/tuning.hpp"
 #include "fa_jit/errors.hpp"
 #include "fa_jit/jit.hpp"
 
@@ -62,10 +62,7 @@ struct Run {
 
 // What --sweep measures: every legal config whose kernel runs on `device`.
 std::vector<TileConfig> runnable_configs(const Problem& problem, const DeviceInfo& device) {
-    std::vector<TileConfig> out;
-    for (const TileConfig& t : tile_configs(problem.dtype, problem.head_dim))
-        if (tile_runs_on(t, device.cc())) out.push_back(t);
-    return out;
+    return tile_configs(problem.problem_class(), device.cc());
 }
 
 // All configs of one problem; the reference runs once and is shared by every config.

@@ -1,7 +1,7 @@
 // What fa-jit-bench measures: the problems (shapes) from the command line or a preset, and which tile configs.
 #pragma once
 
-#include "fa_jit/attention.hpp"
+#include "fa_jit/tuning.hpp"
 
 #include <CLI/CLI.hpp>
 

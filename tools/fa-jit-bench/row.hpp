@@ -4,7 +4,7 @@
 #include "check.hpp"
 #include "problems.hpp"
 
-#include "fa_jit/attention.hpp"
+#include "fa_jit/tuning.hpp"
 
 #include <cmath>
 #include <string>

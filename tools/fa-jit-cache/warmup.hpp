@@ -2,7 +2,7 @@
 // GPUs present. Planning (which kernels) and running (compiling them in parallel) are separate steps.
 #pragma once
 
-#include "fa_jit/attention.hpp"
+#include "fa_jit/tuning.hpp"
 
 #include <string>
 #include <vector>

@@ -3,23 +3,14 @@
 #include "common/text.hpp"
 #include "warmup.hpp"
 
-#include "fa_jit/jit.hpp"
+#include "fa_jit/tuning.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 namespace fa_jit::tools {
 namespace {
-
-// "sm_90a" -> 90, "compute_80" -> 80: the compute capability default_tile_config() is keyed by.
-int cc_from_arch(const std::string& arch) {
-    int cc = 0;
-    for (char c : arch.substr(arch.find('_') + 1))
-        if (std::isdigit(static_cast<unsigned char>(c))) cc = cc * 10 + (c - '0');
-    return cc;
-}
 
 // Rejects archs this NVRTC cannot compile for, before any work; skipped when NVRTC is missing (every item then
 // fails with NVRTC's own message).
@@ -30,7 +21,7 @@ void check_supported(const std::string& arch) {
     } catch (const CompileError&) {
         return;
     }
-    if (supported.empty() || std::find(supported.begin(), supported.end(), cc_from_arch(arch)) != supported.end())
+    if (supported.empty() || std::find(supported.begin(), supported.end(), arch_cc(arch)) != supported.end())
         return;
     std::string list;
     for (int a : supported) list += fmt::format("{}sm_{}", list.empty() ? "" : " ", a);
@@ -127,25 +118,24 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
     for (const std::string& arch : archs)
         for (DType dtype : dtypes)
             for (int d : head_dims) {
-                const std::vector<TileConfig> configs = tile_configs(dtype, d);
-                if (configs.empty())
+                if (tile_configs(dtype, d).empty())
                     throw UsageError(fmt::format("no attention kernel for --dtype {} with --head-dim {}{}",
                                                  fa_jit::to_string(dtype), d,
                                                  dtype == DType::f32 ? "" : " (fp16/bf16 need a multiple of 8 up to 256)"));
                 for (bool causal : causals) {
                     const ProblemClass problem{dtype, d, causal, options.seqlen, options.seqlen};
-                    const TileConfig chosen = default_tile_config(cc_from_arch(arch), problem);
-                    // fp16/bf16: the bounds-checked kernel and the one for lengths that are multiples of the tile.
-                    const std::vector<bool> evens = dtype == DType::f32 ? std::vector<bool>{false}
-                                                                        : std::vector<bool>{false, true};
-                    for (bool even : evens) {
-                        if (options.all_configs) {
-                            for (const TileConfig& tile : configs)
-                                if (tile_runs_on(tile, cc_from_arch(arch)))
-                                    add({arch, {dtype, d, causal, tile, even}, tile == chosen});
-                        } else {
-                            add({arch, {dtype, d, causal, chosen, even}, true});
-                        }
+                    const int cc = arch_cc(arch);
+                    std::vector<AttentionKernelSpec> specs;
+                    TileConfig chosen;
+                    try {
+                        chosen = default_tile_config(cc, problem);
+                        specs = warmup_specs(problem, cc, options.all_configs);
+                    } catch (const InvalidArgument& e) {
+                        throw UsageError(fmt::format("--arch {}: {}", arch, e.what()));
+                    }
+                    for (AttentionKernelSpec& spec : specs) {
+                        const bool is_default = spec.tile == chosen;
+                        add({arch, std::move(spec), is_default});
                     }
                 }
             }

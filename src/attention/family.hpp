@@ -1,0 +1,99 @@
+// A kernel family: one kernel template (kernel_sources/) and the descriptor that owns everything that differs
+// between families. Families register themselves (register_family); attention(), validation, the tile chooser,
+// the tuning file, warmup and the sweep iterate the registry and never branch on which family runs.
+//
+// Choosing: families are asked in ascending priority(); the first whose serves(problem, cc) is true runs the
+// problem. Built-in order: f16-wgmma (10), f16-mma (20), fp32 (30).
+#pragma once
+
+#include "attention_params.cuh"
+#include "fa_jit/tuning.hpp"
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fa_jit {
+
+// One kernel launch of a plan: which of the family's kernels (an index into kernels()), and its shape.
+struct KernelLaunch {
+    int kernel = 0;
+    unsigned grid[3] = {1, 1, 1};
+    unsigned block = 0;
+    std::size_t shared_bytes = 0;
+};
+
+// How one call runs: the launches in stream order and the device workspace they need. Fixed capacity, so that
+// planning on the hot path allocates nothing.
+struct LaunchPlan {
+    static constexpr int kMaxLaunches = 4;
+    std::array<KernelLaunch, kMaxLaunches> launches{};
+    int count = 0;
+    std::size_t workspace_bytes = 0;  // scratch the launches share (split-KV partials); 0: none
+};
+
+class KernelFamily {
+public:
+    virtual ~KernelFamily() = default;
+
+    // ---- identity ----
+    virtual const char* name() const = 0;  // recorded in cache entries, logs and `fa-jit-cache list`
+    virtual int priority() const = 0;      // asked in ascending order
+
+    // ---- what it serves ----
+    // Whether a kernel of this family exists for `dtype` and `head_dim` (whatever the GPU).
+    virtual bool accepts(DType dtype, int head_dim) const = 0;
+    // Whether it runs `dtype` at some head dim (validate() then asks check_args() why a head dim is refused).
+    virtual bool accepts_dtype(DType dtype) const = 0;
+    // Whether its binaries run on a GPU of compute capability `cc`.
+    virtual bool runs_on(int cc) const = 0;
+    // Whether it should run `problem` on `cc` (accepts() and runs_on(), plus any feature it lacks).
+    virtual bool serves(const ProblemClass& problem, int cc) const {
+        return accepts(problem.dtype, problem.head_dim) && runs_on(cc);
+    }
+    // Preconditions beyond validate_common() (alignment, stride multiples, scale sign): throws InvalidArgument
+    // naming the argument. Runs on every call: must not allocate unless it throws.
+    virtual void check_args(const AttentionArgs& args) const = 0;
+
+    // ---- tiles ----
+    // Whether `tile`'s spelling is this family's (exactly one family owns any well-formed tile).
+    virtual bool owns(const TileConfig& tile) const = 0;
+    // The kernel's static_asserts for `tile` at `head_dim`, from the layout header the kernel checks against.
+    virtual bool tile_is_legal(int head_dim, const TileConfig& tile) const = 0;
+    // The tiles --sweep and `warmup --all-configs` explore, all legal at `head_dim`.
+    virtual std::vector<TileConfig> sweep_tiles(int head_dim) const = 0;
+    // The default-tile heuristic, best first: the chooser takes the first that fits the GPU's shared memory.
+    virtual std::vector<TileConfig> preferred_tiles(int cc, const ProblemClass& problem) const = 0;
+    // Whether the kernels have an even_mn variant (no bounds checks when the lengths are multiples of the tile).
+    virtual bool has_even_variant() const = 0;
+
+    // ---- kernels ----
+    virtual std::string source_name() const = 0;
+    // The name expressions of the kernels a specialization launches; the first is the main one.
+    virtual std::vector<std::string> kernels(const AttentionKernelSpec& spec) const = 0;
+    virtual int threads(const AttentionKernelSpec& spec) const { return spec.tile.warps * 32; }
+    virtual std::size_t shared_bytes(const AttentionKernelSpec& spec) const = 0;
+    // The launches of one call. Default: the main kernel over (query tiles, heads_q, batch), no workspace.
+    // Runs on every call: must not allocate.
+    virtual LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& args) const;
+};
+
+// Adds `family` to the registry (the built-in families do so from their own files at load time); a family of the
+// same name is replaced. Returns true, so that a file can register with `const bool registered = ...;`.
+bool register_family(std::shared_ptr<const KernelFamily> family);
+// Removes the family named `name` (tests that register a family of their own).
+void unregister_family(std::string_view name);
+
+// The registered families in priority order (a snapshot: registering later does not change it).
+std::vector<std::shared_ptr<const KernelFamily>> registered_families();
+// The family that owns `tile`, or null.
+std::shared_ptr<const KernelFamily> family_owning(const TileConfig& tile);
+// The first family that serves `problem` on `cc`, or null.
+std::shared_ptr<const KernelFamily> family_serving(const ProblemClass& problem, int cc);
+
+// The shared memory a block may opt into on a GPU of compute capability `cc`.
+std::size_t max_shared_bytes(int cc);
+
+}  // namespace fa_jit

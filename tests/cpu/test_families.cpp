@@ -1,0 +1,186 @@
+// The kernel-family registry: which family serves which problem, in the documented order; tile spellings; and a
+// family registered from outside the library, picked up by the chooser, warm-up and the sweep unchanged.
+#include "attention/family.hpp"
+#include "fa_jit/tuning.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace fa_jit;
+
+TEST_CASE("families are asked in the documented priority order", "[families]") {
+    CHECK(kernel_families() == std::vector<std::string>{"f16-wgmma", "f16-mma", "fp32"});
+}
+
+TEST_CASE("each family serves its problems and refuses the rest", "[families]") {
+    const auto family = [](DType dtype, int d, int cc) { return kernel_family_for({dtype, d, false, 4096, 4096}, cc); };
+    // Hopper: the wgmma family where it serves (fp16/bf16, multiples of 64), else mma.sync.
+    for (int d : {64, 128, 192, 256}) {
+        CHECK(family(DType::bf16, d, 90) == "f16-wgmma");
+        CHECK(family(DType::f16, d, 90) == "f16-wgmma");
+    }
+    for (int d : {8, 40, 96, 160, 248}) CHECK(family(DType::bf16, d, 90) == "f16-mma");
+    // Other GPUs of sm_80 and newer: mma.sync for every fp16/bf16 head dim.
+    for (int cc : {80, 86, 89, 100, 120}) CHECK(family(DType::f16, 128, cc) == "f16-mma");
+    for (int d : {1, 33, 64, 255}) CHECK(family(DType::f32, d, 90) == "fp32");
+    // Refused: head dims no kernel takes, GPUs older than sm_80.
+    CHECK_THROWS_WITH(family(DType::bf16, 36, 90), Catch::Contains("'head_dim'"));
+    CHECK_THROWS_WITH(family(DType::f16, 264, 80), Catch::Contains("'head_dim'"));
+    CHECK_THROWS_AS(family(DType::f32, 64, 75), InvalidArgument);
+
+    // Every family owns its tiles and only those.
+    CHECK(AttentionKernelSpec{DType::f32, 64, false, {64, 64, 4}}.family() == "fp32");
+    CHECK(AttentionKernelSpec{DType::bf16, 64, false, {128, 64, 4, 2}}.family() == "f16-mma");
+    CHECK(AttentionKernelSpec{DType::bf16, 64, false, {64, 64, 4, 2, "wgmma"}}.family() == "f16-wgmma");
+    CHECK_THROWS_WITH(AttentionKernelSpec({DType::bf16, 64, false, {64, 64, 4, 2, "nope"}}).family(),
+                      Catch::Contains("'tile'"));
+    CHECK_FALSE(tile_is_legal(DType::bf16, 64, {64, 64, 4}));         // an fp32 tile
+    CHECK_FALSE(tile_is_legal(DType::f32, 64, {128, 64, 4, 2}));      // an fp16/bf16 tile
+    CHECK(kernel_family_has_even_variant("f16-mma"));
+    CHECK(kernel_family_has_even_variant("f16-wgmma"));
+    CHECK_FALSE(kernel_family_has_even_variant("fp32"));
+}
+
+TEST_CASE("every tile of every family prints and parses back to itself", "[families]") {
+    std::size_t count = 0;
+    for (DType dtype : {DType::f32, DType::bf16})
+        for (int d : {8, 64, 96, 128, 256})
+            for (const TileConfig& t : tile_configs(dtype, d)) {
+                INFO(t.to_string());
+                const std::optional<TileConfig> parsed = parse_tile_config(t.to_string());
+                REQUIRE(parsed.has_value());
+                CHECK(*parsed == t);
+                CHECK(tile_is_legal(dtype, d, t));
+                ++count;
+            }
+    CHECK(count > 200);
+    // The spellings of each family stay as they were.
+    CHECK(parse_tile_config("64x64w4") == TileConfig{64, 64, 4});
+    CHECK(parse_tile_config("128x64w4s2") == TileConfig{128, 64, 4, 2});
+    CHECK(parse_tile_config("128x64w8s2-wgmma") == TileConfig{128, 64, 8, 2, "wgmma"});
+}
+
+TEST_CASE("validation rejects strides whose last element lies beyond what a GPU addresses", "[families][validation]") {
+    alignas(16) static float storage[64];
+    AttentionArgs a;
+    a.q = storage, a.k = storage + 16, a.v = storage + 32, a.o = storage + 48;
+    a.batch = 2, a.heads_q = 4, a.heads_kv = 4, a.seqlen_q = 64, a.seqlen_k = 64, a.head_dim = 64;
+    a.layout_bshd();
+    CHECK_NOTHROW(validate(a));
+    const auto rejected = [](const AttentionArgs& args) {
+        try {
+            validate(args);
+        } catch (const InvalidArgument& e) {
+            return e.argument();
+        }
+        return std::string("(accepted)");
+    };
+    AttentionArgs huge = a;
+    huge.k_strides.batch = std::int64_t{1} << 62;  // (batch - 1) * 2^62 elements * 4 bytes overflows 64 bits
+    CHECK(rejected(huge) == "k strides");
+    huge = a;
+    huge.v_strides.row = std::int64_t{1} << 40;  // 63 rows * 2^40 * 4 bytes: past 2^48 bytes without overflowing
+    CHECK(rejected(huge) == "v strides");
+    huge = a;
+    huge.o_strides.head = std::numeric_limits<std::int64_t>::max();
+    CHECK(rejected(huge) == "o strides");
+    huge = a;
+    huge.q_strides.batch = (std::int64_t{1} << 44);  // 2^44 elements * 4 bytes = 2^46: addressable, accepted
+    CHECK(rejected(huge) == "(accepted)");
+    // A stride that only matters for an extent of one is never multiplied: batch 1 accepts any batch stride.
+    huge = a;
+    huge.batch = 1, huge.q_strides.batch = std::int64_t{1} << 62;
+    CHECK(rejected(huge) == "(accepted)");
+    CHECK_THROWS_WITH(validate([&] {
+                          AttentionArgs b = a;
+                          b.k_strides.row = std::int64_t{1} << 62;
+                          return b;
+                      }()),
+                      Catch::Contains("within 2^48 bytes"));
+}
+
+namespace {
+
+// A family defined in this test binary: fp32 at head dim 24 on sm_86 only, compiled from sample.cu.
+class FakeFamily final : public KernelFamily {
+public:
+    const char* name() const override { return "fake"; }
+    int priority() const override { return 5; }  // asked before every built-in family
+    bool accepts(DType dtype, int head_dim) const override { return dtype == DType::f32 && head_dim == 24; }
+    bool accepts_dtype(DType dtype) const override { return dtype == DType::f32; }
+    bool runs_on(int cc) const override { return cc == 86; }
+    void check_args(const AttentionArgs&) const override {}
+    bool owns(const TileConfig& t) const override { return t.variant == "fake"; }
+    bool tile_is_legal(int, const TileConfig& t) const override { return owns(t) && t.block_m == 32 * t.warps; }
+    std::vector<TileConfig> sweep_tiles(int) const override {
+        return {{32, 32, 1, 0, "fake"}, {64, 32, 2, 0, "fake"}};
+    }
+    std::vector<TileConfig> preferred_tiles(int, const ProblemClass&) const override {
+        return {{64, 32, 2, 0, "fake"}};
+    }
+    bool has_even_variant() const override { return false; }
+    std::string source_name() const override { return "sample.cu"; }
+    std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
+        return {"fa_jit::sample::scale_add<" + std::to_string(s.tile.block_m) + ">"};
+    }
+    std::size_t shared_bytes(const AttentionKernelSpec&) const override { return 0; }
+};
+
+// Registers the fake family for the lifetime of a test case.
+struct ScopedFakeFamily {
+    ScopedFakeFamily() { register_family(std::make_shared<FakeFamily>()); }
+    ~ScopedFakeFamily() { unregister_family("fake"); }
+};
+
+}  // namespace
+
+TEST_CASE("a family registered outside the library is used by the chooser, warm-up and the sweep",
+          "[families]") {
+    const ProblemClass problem{DType::f32, 24, false, 4096, 4096};
+    REQUIRE(kernel_family_for(problem, 86) == "fp32");
+    REQUIRE_FALSE(parse_tile_config("64x32w2-fake").has_value());
+    {
+        ScopedFakeFamily fake;
+        CHECK(kernel_families().front() == "fake");
+        // The chooser: the fake family runs the problem it serves, the built-in ones the rest.
+        CHECK(kernel_family_for(problem, 86) == "fake");
+        CHECK(default_tile_config(86, problem) == TileConfig{64, 32, 2, 0, "fake"});
+        CHECK(kernel_family_for(problem, 80) == "fp32");
+        CHECK(kernel_family_for({DType::f32, 32, false, 4096, 4096}, 86) == "fp32");
+        // Its tiles parse, and belong to it.
+        CHECK(parse_tile_config("64x32w2-fake") == TileConfig{64, 32, 2, 0, "fake"});
+        CHECK(tile_is_legal(DType::f32, 24, {32, 32, 1, 0, "fake"}));
+        CHECK_FALSE(tile_is_legal(DType::f32, 24, {32, 32, 2, 0, "fake"}));
+        CHECK(tile_runs_on({32, 32, 1, 0, "fake"}, 86));
+        // The sweep: its tiles first, then the fp32 family's.
+        const std::vector<TileConfig> sweep = tile_configs(problem, 86);
+        REQUIRE(sweep.size() > 2);
+        CHECK(sweep[0] == TileConfig{32, 32, 1, 0, "fake"});
+        CHECK(sweep[1] == TileConfig{64, 32, 2, 0, "fake"});
+        CHECK(sweep[2].variant.empty());
+        // Warm-up: its default, compiled from its source into a request that names it.
+        const std::vector<AttentionKernelSpec> warm = warmup_specs(problem, 86, false);
+        REQUIRE(warm.size() == 1);
+        CHECK(warm[0].tile == TileConfig{64, 32, 2, 0, "fake"});
+        CHECK(warm[0].family() == "fake");
+        const CompileRequest request = attention_compile_request(warm[0], "sm_86");
+        CHECK(request.family == "fake");
+        CHECK(request.name_expressions == std::vector<std::string>{"fa_jit::sample::scale_add<64>"});
+        const Compiled compiled = compile(request);
+        CHECK(!compiled.binary.empty());
+        CHECK(warmup_specs(problem, 86, true).size() == sweep.size());
+        // Its launch plan is the default one: query tiles x heads x batch.
+        AttentionArgs args;
+        args.dtype = DType::f32, args.batch = 3, args.heads_q = 5, args.seqlen_q = 100, args.head_dim = 24;
+        const LaunchPlan plan = family_owning(warm[0].tile)->plan(warm[0], args);
+        CHECK(plan.count == 1);
+        CHECK(plan.launches[0].grid[0] == 2);
+        CHECK(plan.launches[0].grid[1] == 5);
+        CHECK(plan.launches[0].grid[2] == 3);
+        CHECK(plan.launches[0].block == 64);
+        CHECK(plan.workspace_bytes == 0);
+    }
+    CHECK(kernel_family_for(problem, 86) == "fp32");
+    CHECK_FALSE(parse_tile_config("64x32w2-fake").has_value());
+}
