@@ -240,8 +240,11 @@ private:
 
 // Compile (or fetch from the caches) and load `name_expression` of `request` for the current device.
 // The arch in `request` is ignored: the current device's target_arch() is used, with `arch_specific` as given.
-// Concurrent callers of one kernel wait for a single compile; the in-memory hit path allocates nothing.
-FA_JIT_API Kernel get_kernel(const CompileRequest& request, std::string_view name_expression, bool arch_specific = false);
+// Concurrent callers of one kernel wait for a single compile. The Kernel returned lives as long as the process.
+// A call for a kernel already loaded in this context allocates nothing and touches no file, but it hashes the
+// whole request (source text included) to find it: on a hot path, keep the Kernel rather than calling again.
+FA_JIT_API const Kernel& get_kernel(const CompileRequest& request, std::string_view name_expression,
+                                    bool arch_specific = false);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Launching

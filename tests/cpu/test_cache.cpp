@@ -1,7 +1,10 @@
 // The disk cache: keys, the entry format, corruption handling, untrusted and unwritable directories, eviction,
 // and concurrency across threads and processes. Fake payloads only (a real NVRTC round trip is in the GPU tests).
 #include "cache/cache_key.hpp"
+#include "cache/compile_cached.hpp"
 #include "cache/disk_cache.hpp"
+#include "cache/entry_format.hpp"
+#include "cache/stats.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -218,6 +221,31 @@ TEST_CASE("cache key changes when any one input changes, and only then", "[cache
     }
 }
 
+TEST_CASE("cache keys do not change with the entry format version", "[cache]") {
+    // Computed by the version-1 build. Were the keys to change, old entries would never be looked up again: they
+    // would neither be reported as stale nor replaced, only linger until evicted. Update these only together with
+    // kKeyVersion.
+    CHECK(make_key(base_request(), 12080, 12090).hex() == "0bd5ba0918b54f397be08186db39f109");
+    CompileRequest ptx = base_request();
+    ptx.arch = "compute_90";
+    CHECK(make_key(ptx, 12080, 12090).hex() == "8d4770b5312c8db5450ebe7d6b085a64");
+
+    // The family names the kernel for `fa-jit-cache list`; it does not change the binary, so not the key either.
+    CompileRequest named = base_request();
+    named.family = "fp32";
+    CHECK(make_key(named, 12080, 12090) == make_key(base_request(), 12080, 12090));
+
+    // One source hash keys any target, as make_key() would.
+    const fa_jit::cache::SourceHash source(base_request());
+    CHECK(source.key("compute_90", 12080, 12090) == make_key(ptx, 12080, 12090));
+    CHECK(source.key("sm_80", 12080, 12090) == make_key(base_request(), 12080, 12090));
+    // get_kernel()'s form for a request without name expressions: hashed as the list of that one expression.
+    CompileRequest unnamed = base_request();
+    unnamed.name_expressions.clear();
+    CHECK(fa_jit::cache::SourceHash(unnamed.source, base_request().name_expressions[0], unnamed.options)
+              .key("sm_80", 12080, 12090) == make_key(base_request(), 12080, 12090));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Entries
 // ---------------------------------------------------------------------------------------------------------------
@@ -234,7 +262,7 @@ TEST_CASE("cache store then load returns the identical kernel", "[cache]") {
     original.binary[10] = '\0';  // binary-safe
 
     CHECK_FALSE(cache.load(key, arch).has_value());
-    cache.store(key, "attention_fp32.cu k<1>", {"-lineinfo"}, original);
+    cache.store(key, {"attention_fp32.cu k<1>", {"-lineinfo"}}, original);
     CHECK(fs::exists(entry_file(tmp.path(), key)));
     CHECK(count_with(tmp.path(), ".tmp.") == 0);
 
@@ -251,7 +279,7 @@ TEST_CASE("cache store then load returns the identical kernel", "[cache]") {
     // get_or_create hits without calling make.
     bool hit = false;
     CountingMake make{99};
-    const Compiled got = cache.get_or_create(key, arch, "k", {}, std::ref(make), &hit);
+    const Compiled got = cache.get_or_create(key, arch, {"k", {}}, std::ref(make), &hit);
     CHECK(hit);
     CHECK(make.calls == 0);
     CHECK(same(got, original));
@@ -262,16 +290,16 @@ TEST_CASE("cache get_or_create compiles on a miss, stores, and propagates make's
     DiskCache cache(config_for(tmp.path()));
     const CacheKey key = key_for(2);
 
-    CHECK_THROWS_AS(cache.get_or_create(key, "sm_80", "k", {}, []() -> Compiled { throw std::runtime_error("nvrtc"); }),
+    CHECK_THROWS_AS(cache.get_or_create(key, "sm_80", {"k", {}}, []() -> Compiled { throw std::runtime_error("nvrtc"); }),
                     std::runtime_error);
     CHECK_FALSE(fs::exists(entry_file(tmp.path(), key)));
 
     bool hit = true;
     CountingMake make{2};
-    CHECK(same(cache.get_or_create(key, "sm_80", "k", {}, std::ref(make), &hit), fake_compiled(2)));
+    CHECK(same(cache.get_or_create(key, "sm_80", {"k", {}}, std::ref(make), &hit), fake_compiled(2)));
     CHECK_FALSE(hit);
     CHECK(make.calls == 1);
-    CHECK(cache.get_or_create(key, "sm_80", "k", {}, std::ref(make), &hit).binary == fake_compiled(2).binary);
+    CHECK(cache.get_or_create(key, "sm_80", {"k", {}}, std::ref(make), &hit).binary == fake_compiled(2).binary);
     CHECK(hit);
     CHECK(make.calls == 1);
 }
@@ -283,12 +311,12 @@ TEST_CASE("cache detects, removes and recompiles a bad entry", "[cache]") {
     const CacheKey key = key_for(3);
     const fs::path file = entry_file(tmp.path(), key);
     const std::string kernel = "attention_fp32.cu fa_jit::attention_fwd_fp32<64>";
-    cache.store(key, kernel, {"-lineinfo"}, fake_compiled(3));
+    cache.store(key, {kernel, {"-lineinfo"}}, fake_compiled(3));
     REQUIRE(fs::exists(file));
     const std::string good = read_bytes(file);
     std::string requested_arch = "sm_80";
 
-    // Offsets below follow the entry format documented in disk_cache.cpp: magic at 0, u32 version at 8,
+    // Offsets below follow the entry format documented in entry_format.hpp: magic at 0, u32 version at 8,
     // a 56-byte header, then the metadata, then the payload.
     SECTION("truncated by one byte") { fs::resize_file(file, good.size() - 1); }
     SECTION("truncated inside the header") { fs::resize_file(file, 20); }
@@ -308,9 +336,14 @@ TEST_CASE("cache detects, removes and recompiles a bad entry", "[cache]") {
         bytes[8] = static_cast<char>(fa_jit::cache::kFormatVersion + 1);
         write_bytes(file, bytes);
     }
+    SECTION("an entry of the previous format version (1: no kernel family)") {
+        std::string bytes = good;
+        bytes[8] = 1;
+        write_bytes(file, bytes);
+    }
     SECTION("another key's entry renamed to this key's file name") {
         const CacheKey other = key_for(4);
-        cache.store(other, kernel, {}, fake_compiled(4));
+        cache.store(other, {kernel, {}}, fake_compiled(4));
         fs::rename(entry_file(tmp.path(), other), file);
     }
     SECTION("wrong arch requested") { requested_arch = "sm_90"; }
@@ -320,7 +353,7 @@ TEST_CASE("cache detects, removes and recompiles a bad entry", "[cache]") {
 
     bool hit = true;
     CountingMake make{3, requested_arch};
-    const Compiled got = cache.get_or_create(key, requested_arch, kernel, {}, std::ref(make), &hit);
+    const Compiled got = cache.get_or_create(key, requested_arch, {kernel, {}}, std::ref(make), &hit);
     CHECK_FALSE(hit);
     CHECK(make.calls == 1);
     CHECK(got.binary == fake_compiled(3).binary);
@@ -342,11 +375,11 @@ TEST_CASE("cache degrades to no cache when the directory cannot be written", "[c
         write_bytes(tmp.path() / "file", "x");
         DiskCache cache(config_for(tmp.path() / "file" / "cache"));
         CHECK_FALSE(cache.usable());
-        CHECK_NOTHROW(cache.store(key, "k", {}, fake_compiled(5)));
+        CHECK_NOTHROW(cache.store(key, {"k", {}}, fake_compiled(5)));
         CHECK_FALSE(cache.load(key, "sm_80").has_value());
         CountingMake make{5};
-        CHECK(cache.get_or_create(key, "sm_80", "k", {}, std::ref(make)).binary == fake_compiled(5).binary);
-        CHECK(cache.get_or_create(key, "sm_80", "k", {}, std::ref(make)).binary == fake_compiled(5).binary);
+        CHECK(cache.get_or_create(key, "sm_80", {"k", {}}, std::ref(make)).binary == fake_compiled(5).binary);
+        CHECK(cache.get_or_create(key, "sm_80", {"k", {}}, std::ref(make)).binary == fake_compiled(5).binary);
         CHECK(make.calls == 2);
     }
 
@@ -355,7 +388,7 @@ TEST_CASE("cache degrades to no cache when the directory cannot be written", "[c
         DiskCache cache(config_for(tmp.path() / "file"));
         CHECK_FALSE(cache.usable());
         CountingMake make{5};
-        CHECK(cache.get_or_create(key, "sm_80", "k", {}, std::ref(make)).binary == fake_compiled(5).binary);
+        CHECK(cache.get_or_create(key, "sm_80", {"k", {}}, std::ref(make)).binary == fake_compiled(5).binary);
     }
 
     SECTION("writes fail mid-entry, as on a full disk") {
@@ -370,7 +403,7 @@ TEST_CASE("cache degrades to no cache when the directory cannot be written", "[c
         rlimit small = saved;
         small.rlim_cur = 4096;
         REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-        CHECK_NOTHROW(cache.store(key, "k", {}, fake_compiled(5, 100 * 1024)));
+        CHECK_NOTHROW(cache.store(key, {"k", {}}, fake_compiled(5, 100 * 1024)));
         ::setrlimit(RLIMIT_FSIZE, &saved);
         std::signal(SIGXFSZ, old_handler);
 
@@ -378,7 +411,7 @@ TEST_CASE("cache degrades to no cache when the directory cannot be written", "[c
         CHECK_FALSE(fs::exists(entry_file(tmp.path(), key)));
         CHECK(count_with(tmp.path(), ".tmp.") == 0);  // the partial temporary file was cleaned up
         CountingMake make{5};
-        CHECK(cache.get_or_create(key, "sm_80", "k", {}, std::ref(make)).binary == fake_compiled(5).binary);
+        CHECK(cache.get_or_create(key, "sm_80", {"k", {}}, std::ref(make)).binary == fake_compiled(5).binary);
         CHECK(make.calls == 1);
     }
 
@@ -390,7 +423,7 @@ TEST_CASE("cache degrades to no cache when the directory cannot be written", "[c
             DiskCache cache(config_for(tmp.path()));
             CHECK_FALSE(cache.usable());
             CountingMake make{5};
-            CHECK(cache.get_or_create(key, "sm_80", "k", {}, std::ref(make)).binary == fake_compiled(5).binary);
+            CHECK(cache.get_or_create(key, "sm_80", {"k", {}}, std::ref(make)).binary == fake_compiled(5).binary);
         }
     }
 }
@@ -401,7 +434,7 @@ TEST_CASE("cache refuses a directory other users can write or another user owns"
     {
         DiskCache trusted(config_for(tmp.path()));
         REQUIRE(trusted.usable());
-        trusted.store(key, "k", {}, fake_compiled(6));
+        trusted.store(key, {"k", {}}, fake_compiled(6));
     }
 
     SECTION("world-writable") { REQUIRE(::chmod(tmp.path().c_str(), 0777) == 0); }
@@ -419,7 +452,7 @@ TEST_CASE("cache refuses a directory other users can write or another user owns"
     // The entry planted there is never loaded...
     CHECK_FALSE(cache.load(key, "sm_80").has_value());
     CountingMake make{6};
-    CHECK(cache.get_or_create(key, "sm_80", "k", {}, std::ref(make)).binary == fake_compiled(6).binary);
+    CHECK(cache.get_or_create(key, "sm_80", {"k", {}}, std::ref(make)).binary == fake_compiled(6).binary);
     CHECK(make.calls == 1);
     // ... nor removed: it is not ours to judge.
     CHECK(fs::exists(entry_file(tmp.path(), key)));
@@ -443,7 +476,7 @@ TEST_CASE("cache disabled by its config does nothing", "[cache]") {
     config.enabled = false;
     DiskCache cache(config);
     CHECK_FALSE(cache.usable());
-    cache.store(key_for(7), "k", {}, fake_compiled(7));
+    cache.store(key_for(7), {"k", {}}, fake_compiled(7));
     CHECK_FALSE(fs::exists(tmp.path() / "never"));
 }
 
@@ -458,7 +491,7 @@ TEST_CASE("cache evicts least recently used entries above its cap", "[cache]") {
     {
         TempDir probe;
         DiskCache c(config_for(probe.path()));
-        c.store(key_for(100), "k", {}, fake_compiled(100, 10000));
+        c.store(key_for(100), {"k", {}}, fake_compiled(100, 10000));
         entry_bytes = c.total_bytes();
     }
     REQUIRE(entry_bytes > 10000);
@@ -467,7 +500,7 @@ TEST_CASE("cache evicts least recently used entries above its cap", "[cache]") {
 
     const CacheKey a = key_for(101), b = key_for(102), c = key_for(103), d = key_for(104);
     for (const auto& [key, seed] : {std::pair{a, 101}, {b, 102}, {c, 103}})
-        cache.store(key, "k", {}, fake_compiled(seed, 10000));
+        cache.store(key, {"k", {}}, fake_compiled(seed, 10000));
     REQUIRE(cache.list(false).size() == 3);
 
     // Distinct ages: a oldest, then b, then c.
@@ -477,7 +510,7 @@ TEST_CASE("cache evicts least recently used entries above its cap", "[cache]") {
     fs::last_write_time(entry_file(tmp.path(), c), now - std::chrono::minutes(10));
 
     SECTION("the oldest goes") {
-        cache.store(d, "k", {}, fake_compiled(104, 10000));
+        cache.store(d, {"k", {}}, fake_compiled(104, 10000));
         CHECK_FALSE(fs::exists(entry_file(tmp.path(), a)));
         CHECK(fs::exists(entry_file(tmp.path(), b)));
         CHECK(fs::exists(entry_file(tmp.path(), c)));
@@ -486,7 +519,7 @@ TEST_CASE("cache evicts least recently used entries above its cap", "[cache]") {
     }
     SECTION("a hit makes an entry recent") {
         REQUIRE(cache.load(a, "sm_80").has_value());
-        cache.store(d, "k", {}, fake_compiled(104, 10000));
+        cache.store(d, {"k", {}}, fake_compiled(104, 10000));
         CHECK(fs::exists(entry_file(tmp.path(), a)));
         CHECK_FALSE(fs::exists(entry_file(tmp.path(), b)));
         CHECK(fs::exists(entry_file(tmp.path(), d)));
@@ -494,7 +527,7 @@ TEST_CASE("cache evicts least recently used entries above its cap", "[cache]") {
     }
     SECTION("the entry just written stays even when it alone exceeds the cap") {
         DiskCache tiny(config_for(tmp.path(), entry_bytes / 2));
-        tiny.store(d, "k", {}, fake_compiled(104, 10000));
+        tiny.store(d, {"k", {}}, fake_compiled(104, 10000));
         CHECK(names_in(tmp.path()) == std::vector<std::string>{d.hex() + ".fajit"});
     }
     SECTION("prune") {
@@ -510,7 +543,7 @@ TEST_CASE("cache list flags bad entries, remove_bad removes them, clear empties"
     DiskCache cache(config_for(tmp.path()));
     for (int i = 0; i < 3; ++i) {
         CountingMake make{std::uint64_t(200 + i)};
-        cache.get_or_create(key_for(200 + i), "sm_80", "kernel " + std::to_string(i), {"-lineinfo"}, std::ref(make));
+        cache.get_or_create(key_for(200 + i), "sm_80", {"kernel " + std::to_string(i), {"-lineinfo"}}, std::ref(make));
     }
     flip_byte(entry_file(tmp.path(), key_for(201)), 56 + 300);  // inside the payload
     write_bytes(tmp.path() / ".tmp.1.2.deadbeef", "stray");       // a writer that died
@@ -549,6 +582,93 @@ TEST_CASE("cache list flags bad entries, remove_bad removes them, clear empties"
     CHECK(cache.list(false).empty());
     CHECK(cache.total_bytes() == 0);
     CHECK(names_in(tmp.path()) == std::vector<std::string>{"README"});
+}
+
+TEST_CASE("cache entries record their kernel family and list it", "[cache]") {
+    TempDir tmp;
+    DiskCache cache(config_for(tmp.path()));
+    REQUIRE(cache.usable());
+    cache.store(key_for(250), {"attention_fp32.cu k<64>", {"-lineinfo"}, "fp32"}, fake_compiled(250));
+    cache.store(key_for(251), {"sample.cu k", {}}, fake_compiled(251));  // a kernel of no family
+
+    for (const bool verify : {false, true}) {
+        const auto entries = cache.list(verify);
+        REQUIRE(entries.size() == 2);
+        for (const auto& e : entries) {
+            INFO(e.file.string());
+            CHECK(e.problem.empty());
+            if (e.key() == key_for(250).hex()) {
+                CHECK(e.family == "fp32");
+                CHECK(e.kernel == "attention_fp32.cu k<64>");
+            } else {
+                CHECK(e.key() == key_for(251).hex());
+                CHECK(e.family.empty());
+            }
+        }
+    }
+    // The family is metadata only: the kernel loads the same.
+    const auto loaded = cache.load(key_for(250), "sm_80");
+    REQUIRE(loaded.has_value());
+    CHECK(same(*loaded, fake_compiled(250)));
+}
+
+TEST_CASE("cache miss hashes the source once and looks on disk once before the lock, once under it", "[cache]") {
+    // A real compile (NVRTC, no GPU) of a kernel unique to this run, through the path get_kernel() and warmup use.
+    using fa_jit::cache::SourceHash;
+    using fa_jit::cache::thread_stats;
+    TempDir tmp;
+    DiskCache cache(config_for(tmp.path()));
+    REQUIRE(cache.usable());
+    CompileRequest request;
+    request.source = {"count.cu",
+                      "__global__ void k(float* x) { x[0] = " + std::to_string(::getpid()) + ".0f; }\n",
+                      {}};
+    request.name_expressions = {"k"};
+    request.arch = "sm_80";
+    request.family = "test";
+    const auto compile_counting = [&](const std::string& lookup_arch, const CompileRequest& resolved, bool& hit,
+                                      int& hashes, int& lookups) {
+        const auto before = thread_stats();
+        const SourceHash source(request);  // the caller's one hash, as in get_kernel()
+        const Compiled c = fa_jit::cache::compile_cached(cache, source, lookup_arch, [&] { return resolved; }, &hit);
+        hashes = static_cast<int>(thread_stats().source_hashes - before.source_hashes);
+        lookups = static_cast<int>(thread_stats().disk_lookups - before.disk_lookups);
+        return c;
+    };
+    bool hit = true;
+    int hashes = 0, lookups = 0;
+
+    SECTION("the arch looked up is the one compiled") {
+        const Compiled miss = compile_counting("sm_80", request, hit, hashes, lookups);
+        CHECK_FALSE(hit);
+        CHECK(hashes == 1);   // before: 3 in get_kernel(), 2 in warmup
+        CHECK(lookups == 2);  // before: 4 in get_kernel(), 3 in warmup
+        CHECK(miss.arch == "sm_80");
+
+        const Compiled again = compile_counting("sm_80", request, hit, hashes, lookups);
+        CHECK(hit);
+        CHECK(hashes == 1);
+        CHECK(lookups == 1);
+        CHECK(same(again, miss));
+        const auto entries = cache.list(true);
+        REQUIRE(entries.size() == 1);
+        CHECK(entries[0].family == "test");
+        CHECK(entries[0].kernel == "count.cu k");
+    }
+
+    SECTION("re-keyed for another arch (PTX for a device newer than NVRTC): still one hash of the source") {
+        CompileRequest ptx = request;
+        ptx.arch = "compute_80";
+        const Compiled miss = compile_counting("sm_80", ptx, hit, hashes, lookups);
+        CHECK_FALSE(hit);
+        CHECK(hashes == 1);
+        CHECK(lookups == 3);  // the device's arch, then the PTX key before and under the lock
+        CHECK(miss.is_ptx);
+
+        compile_counting("compute_80", ptx, hit, hashes, lookups);
+        CHECK(hit);
+        CHECK(lookups == 1);
+    }
 }
 
 TEST_CASE("cache config from the environment", "[cache]") {
@@ -627,7 +747,7 @@ TEST_CASE("cache get_or_create from 8 threads on one key compiles once", "[cache
             while (!go.load()) std::this_thread::yield();
             bool hit = false;
             results[t] = cache.get_or_create(
-                key, "sm_80", "k", {},
+                key, "sm_80", {"k", {}},
                 [&] {
                     ++makes;
                     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
         const CompileRequest request = request_for(k);
         const cache::CacheKey key = cache::make_key(request, 12080, 0);
         const Compiled expected = fake_compiled(key, request.arch);
-        const Compiled got = disk.get_or_create(key, request.arch, request.source.name, request.options, [&] {
+        const Compiled got = disk.get_or_create(key, request.arch, {request.source.name, request.options}, [&] {
             count_compile(counter_file, key);
             std::this_thread::sleep_for(std::chrono::milliseconds(20));  // widen the race window
             return fake_compiled(key, request.arch);
