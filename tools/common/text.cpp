@@ -1,3 +1,4 @@
+// Small parsing and formatting helpers shared by the tools.
 #include "common/text.hpp"
 
 #include <fmt/format.h>
@@ -7,34 +8,6 @@
 #include <cstdio>
 
 namespace fa_jit::tools {
-
-std::optional<std::uint64_t> parse_byte_size(std::string_view s) {
-    std::uint64_t value = 0;
-    std::size_t i = 0;
-    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
-        const unsigned digit = static_cast<unsigned>(s[i] - '0');
-        if (value > (UINT64_MAX - digit) / 10) return std::nullopt;
-        value = value * 10 + digit;
-    }
-    if (i == 0) return std::nullopt;
-    std::string_view suffix = s.substr(i);
-    int shift = 0;
-    if (!suffix.empty()) {
-        switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
-            case 'K': shift = 10; break;
-            case 'M': shift = 20; break;
-            case 'G': shift = 30; break;
-            case 'T': shift = 40; break;
-            default: break;
-        }
-        if (shift) suffix.remove_prefix(1);
-        if (shift && (suffix == "i" || suffix == "iB")) suffix = {};
-        if (suffix == "B" || suffix == "b") suffix = {};
-    }
-    if (!suffix.empty()) return std::nullopt;
-    if (shift && value > (UINT64_MAX >> shift)) return std::nullopt;
-    return value << shift;
-}
 
 std::string human_bytes(std::uint64_t bytes) {
     static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -1,16 +1,14 @@
-// Small parsing and formatting helpers shared by the tools.
+// Small parsing and formatting helpers shared by the tools. (Byte sizes are parsed by fa_jit::cache::parse_byte_size,
+// the library's own reading of FA_JIT_CACHE_MAX_BYTES, so that the tools and the library accept the same text.)
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace fa_jit::tools {
 
-// "123", "64K", "500M", "2G", "1T" (binary multiples; "KB", "KiB" ... accepted). nullopt when malformed or too big.
-std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 // 1536 -> "1.5 KiB"; below 1 KiB: "512 B".
 std::string human_bytes(std::uint64_t bytes);
 

@@ -1,40 +1,16 @@
+// The unusable-cache warning and the time formats of fa-jit-cache's output.
 #include "cache_status.hpp"
 
-#include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
-#include <cstring>
+#include <cstdio>
 #include <ctime>
 
 namespace fa_jit::tools {
 
-std::string why_unusable(const cache::DiskCache& cache) {
-    if (cache.usable()) return "";
-    const auto& config = cache.config();
-    if (!config.enabled) return "disabled by FA_JIT_CACHE";
-    const auto& dir = config.dir;
-    if (dir.empty()) return "no cache directory: none of FA_JIT_CACHE_DIR, XDG_CACHE_HOME, HOME is set";
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) return fmt::format("cannot access {}: {}", dir.string(), std::strerror(errno));
-    if (!S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", dir.string());
-    if (st.st_uid != ::geteuid())
-        return fmt::format("{} is owned by uid {}, not by this user: not trusted", dir.string(), st.st_uid);
-    if (st.st_mode & (S_IWGRP | S_IWOTH))
-        return fmt::format("{} is writable by other users (mode {:04o}): not trusted; fix with chmod 700",
-                           dir.string(), st.st_mode & 07777);
-    if (::access(dir.c_str(), W_OK | X_OK) != 0)
-        return fmt::format("{} is not writable: {}", dir.string(), std::strerror(errno));
-    return "a write failed earlier in this process";  // DiskCache turned itself off after a failed store
-}
-
 void warn_if_unusable(const cache::DiskCache& cache) {
-    if (!cache.usable()) std::fprintf(stderr, "fa-jit-cache: warning: the disk cache is unusable: %s\n", why_unusable(cache).c_str());
+    if (!cache.usable())
+        std::fprintf(stderr, "fa-jit-cache: warning: the disk cache is unusable: %s\n", cache.why_unusable().c_str());
 }
-
-std::string entry_key(const cache::EntryInfo& entry) { return entry.file.stem().string(); }
 
 namespace {
 std::chrono::system_clock::time_point to_system(std::filesystem::file_time_type t) {

@@ -3,9 +3,9 @@
 #include "commands.hpp"
 #include "common/text.hpp"
 
-#include "cache/disk_cache.hpp"
-#include "fa_jit/attention.hpp"
+#include "fa_jit/cache.hpp"
 #include "fa_jit/jit.hpp"
+#include "fa_jit/tuning.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,7 +24,7 @@ Json cache_section() {
     const auto entries = c.list(/*verify=*/false);
     std::uint64_t bytes = 0;
     for (const auto& e : entries) bytes += e.file_bytes;
-    const std::string problem = why_unusable(c);
+    const std::string problem = c.why_unusable();
     Json j;
     j["dir"] = c.config().dir.string();
     j["enabled"] = c.config().enabled;

@@ -4,7 +4,7 @@
 #include "common/table.hpp"
 #include "common/text.hpp"
 
-#include "cache/disk_cache.hpp"
+#include "fa_jit/cache.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -34,12 +34,13 @@ int run_list(const ListOptions& options) {
         nlohmann::ordered_json out = nlohmann::ordered_json::array();
         for (const auto& e : entries) {
             nlohmann::ordered_json j;
-            j["key"] = entry_key(e);
+            j["key"] = e.key();
             j["file"] = e.file.string();
             j["bytes"] = e.file_bytes;
             j["last_used"] = format_time(e.last_used);
             j["last_used_unix"] = unix_seconds(e.last_used);
             j["arch"] = e.arch;
+            j["family"] = e.family;  // "" for kernels that name none
             j["kernel"] = e.kernel;
             j["options"] = e.options;
             j["problem"] = e.problem.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(e.problem);
@@ -49,9 +50,10 @@ int run_list(const ListOptions& options) {
         return kExitOk;
     }
 
-    Table table({{"key"}, {"bytes", Table::Align::right}, {"last used"}, {"arch"}, {"kernel"}});
+    Table table({{"key"}, {"bytes", Table::Align::right}, {"last used"}, {"arch"}, {"family"}, {"kernel"}});
     for (const auto& e : entries)
-        table.add_row({entry_key(e), std::to_string(e.file_bytes), format_time(e.last_used), e.arch, describe(e)});
+        table.add_row(
+            {e.key(), std::to_string(e.file_bytes), format_time(e.last_used), e.arch, e.family, describe(e)});
     if (options.csv) {
         fmt::print("{}", table.csv());
         return kExitOk;
@@ -67,12 +69,13 @@ int run_list(const ListOptions& options) {
 
 Command add_list(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
-        "list", "List the cache entries: key, size, last use, arch, kernel");
+        "list", "List the cache entries: key, size, last use, arch, kernel family, kernel");
     set_help_details(sub,
                      "One row per entry, most recently used first: the key (the entry's file name), its size in\n"
                      "bytes, when it was last used (a hit refreshes it; eviction removes the oldest first), the\n"
-                     "arch it was compiled for, and the kernel (source file and name expression). Only headers are\n"
-                     "read; `verify` checks the binaries.");
+                     "arch it was compiled for, the kernel family (fp32, f16-mma, ...; empty for other kernels)\n"
+                     "and the kernel (source file and name expression). Only headers are read; `verify` checks\n"
+                     "the binaries.");
     auto options = std::make_shared<ListOptions>();
     auto* json = sub->add_flag("--json", options->json, "print a JSON array instead of a table");
     sub->add_flag("--csv", options->csv, "print CSV (with a header line) instead of a table")->excludes(json);

@@ -3,7 +3,7 @@
 #include "commands.hpp"
 #include "common/text.hpp"
 
-#include "cache/disk_cache.hpp"
+#include "fa_jit/cache.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -36,7 +36,7 @@ int run_prune(const PruneOptions& options) {
     cache::DiskCache& c = cache::DiskCache::instance();
     std::uint64_t cap = c.config().max_bytes;
     if (!options.max_bytes.empty()) {
-        const auto parsed = parse_byte_size(options.max_bytes);
+        const auto parsed = cache::parse_byte_size(options.max_bytes);
         if (!parsed)
             throw UsageError(fmt::format("--max-bytes '{}': expected a byte count such as 1000000, 500M or 2G",
                                          options.max_bytes));

@@ -2,7 +2,7 @@
 #include "cache_status.hpp"
 #include "commands.hpp"
 
-#include "cache/disk_cache.hpp"
+#include "fa_jit/cache.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -40,12 +40,12 @@ int run_verify(const VerifyOptions& options) {
         out["checked"] = entries.size();
         out["bad"] = nlohmann::ordered_json::array();
         for (const auto* e : bad)
-            out["bad"].push_back({{"key", entry_key(*e)}, {"file", e->file.string()}, {"problem", e->problem}});
+            out["bad"].push_back({{"key", e->key()}, {"file", e->file.string()}, {"problem", e->problem}});
         out["removed"] = removed;
         out["ok"] = clean;
         fmt::print("{}\n", out.dump(2));
     } else {
-        for (const auto* e : bad) fmt::print("BAD  {}  {}\n", entry_key(*e), e->problem);
+        for (const auto* e : bad) fmt::print("BAD  {}  {}\n", e->key(), e->problem);
         fmt::print("{} entries checked, {} bad", entries.size(), bad.size());
         if (options.fix) fmt::print(", {} removed", removed);
         fmt::print("\n");

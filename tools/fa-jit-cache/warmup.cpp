@@ -3,7 +3,7 @@
 #include "commands.hpp"
 #include "warmup.hpp"
 
-#include "cache/disk_cache.hpp"
+#include "fa_jit/cache.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -87,7 +87,7 @@ int run_warmup_command(const WarmupOptions& options) {
     if (!c.usable())
         throw UsageError(fmt::format(
             "the disk cache is unusable ({}), so warmup would compile kernels only to throw them away. {}",
-            why_unusable(c),
+            c.why_unusable(),
             c.config().enabled ? "Point FA_JIT_CACHE_DIR at a private writable directory"
                                : "Unset FA_JIT_CACHE (or set it to 1) to enable the cache"));
     const std::vector<std::string> archs = warmup_archs(options.archs);
@@ -109,7 +109,7 @@ int run_warmup_command(const WarmupOptions& options) {
     }
     if (!c.usable()) {
         std::fprintf(stderr, "fa-jit-cache: the disk cache turned itself off during warmup (a write failed: %s); the "
-                             "kernels compiled were not all stored\n", why_unusable(c).c_str());
+                             "kernels compiled were not all stored\n", c.why_unusable().c_str());
         return kExitFailed;
     }
     return kExitOk;

@@ -3,7 +3,7 @@
 #include "common/progress.hpp"
 #include "warmup.hpp"
 
-#include "cache/compile_cached.hpp"
+#include "fa_jit/cache.hpp"
 
 #include <fmt/format.h>
 
@@ -20,9 +20,7 @@ WarmupResult compile_one(const WarmupItem& item) {
     const auto start = std::chrono::steady_clock::now();
     try {
         const CompileRequest request = attention_compile_request(item.spec, item.arch);
-        bool hit = false;
-        cache::compile_cached(request, &hit);
-        result.status = hit ? WarmupStatus::cached : WarmupStatus::compiled;
+        result.status = cache::compile_into_cache(request) ? WarmupStatus::cached : WarmupStatus::compiled;
     } catch (const CompileError& e) {
         result.error = e.what();
         result.compile_log = e.log();
