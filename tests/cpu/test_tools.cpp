@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <sys/wait.h>
@@ -162,6 +163,17 @@ TEST_CASE("fa-jit-cache warmup fills the cache, then list, verify, prune and cle
         CHECK(contains(e["kernel"].get<std::string>(), "attention"));
     }
     CHECK(run_tool(kCacheTool, "list --csv", dir.path()).exit_code == 0);
+    // Each entry names its kernel family: together, the families attention() picks on sm_80 for the dtypes warmed.
+    std::set<std::string> expected_families, listed_families;
+    for (const fa_jit::DType d : {fa_jit::DType::f32, fa_jit::DType::f16, fa_jit::DType::bf16})
+        expected_families.insert(fa_jit::kernel_family_for({d, 64, false, 4096, 4096}, 80));
+    for (const auto& e : entries) {
+        REQUIRE(e.contains("family"));
+        listed_families.insert(e["family"].get<std::string>());
+    }
+    CHECK(listed_families == expected_families);
+    CHECK(contains(run_tool(kCacheTool, "list", dir.path()).out, "family"));
+    CHECK(contains(run_tool(kCacheTool, "list --csv", dir.path()).out, "family"));
 
     // verify passes, then catches a corrupted entry, names it, and --fix removes it.
     CHECK(run_tool(kCacheTool, "verify", dir.path()).exit_code == 0);
