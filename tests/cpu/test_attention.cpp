@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
 #include <atomic>
@@ -294,14 +296,24 @@ std::vector<AttentionKernelSpec> default_specs(const std::vector<int>& ccs, cons
     return specs;
 }
 
-// Spill bytes ptxas reports today for the shipped defaults that sit at 255 registers (the speed figures in
-// bench/NOTES.md include them); every other default must not spill, and none may spill more than listed here.
+// The most each default kernel may spill: tests/cpu/data/default_spills.txt, measured before the tile layer (the
+// shipped defaults sit at 255 registers and some spill a few bytes; bench/NOTES.md's speeds include them). A kernel
+// not listed there must not spill at all.
 int spill_allowance(const std::string& name_and_arch) {
-    static const std::map<std::string, int> known = {
-        // filled from the measured baseline
-    };
-    const auto it = known.find(name_and_arch);
-    return it == known.end() ? 0 : it->second;
+    static const std::map<std::string, int> allowed = [] {
+        std::map<std::string, int> out;
+        std::ifstream in(std::string(FA_JIT_SOURCE_DIR) + "/tests/cpu/data/default_spills.txt");
+        REQUIRE(in);
+        for (std::string line; std::getline(in, line);) {
+            if (line.empty() || line[0] == '#') continue;
+            const std::size_t bar = line.find(" | "), last = line.rfind(" | ");
+            REQUIRE(bar != std::string::npos);
+            out[line.substr(0, bar)] = std::stoi(line.substr(last + 3));
+        }
+        return out;
+    }();
+    const auto it = allowed.find(name_and_arch);
+    return it == allowed.end() ? 0 : it->second;
 }
 
 }  // namespace
@@ -320,13 +332,21 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     const auto failures = compile_all(specs, {"sm_80", "sm_90a"}, &usage);
     for (const auto& f : failures) UNSCOPED_INFO(f);
     CHECK(failures.empty());
+    // FA_JIT_SPILL_REPORT=file: one line per kernel (name, arch, registers, spill store bytes), for comparing builds.
+    if (const char* report = std::getenv("FA_JIT_SPILL_REPORT")) {
+        std::ofstream out(report);
+        for (const auto& [name, u] : usage) out << name << " | " << u.registers << " | " << u.spill_stores << "\n";
+    }
     std::vector<std::string> spills;
     for (const auto& [name, u] : usage) {
         if (u.spill_stores > 0) UNSCOPED_INFO(fmt::format("{}: {} registers, {} bytes spill stores", name,
                                                           u.registers, u.spill_stores));
-        if (u.spill_stores > spill_allowance(name)) spills.push_back(name);
+        if (u.spill_stores > spill_allowance(name))
+            spills.push_back(fmt::format("{}: {} bytes spill stores, more than the {} allowed", name, u.spill_stores,
+                                         spill_allowance(name)));
     }
     CHECK(usage.size() >= 100);
+    for (const auto& s : spills) UNSCOPED_INFO(s);
     CHECK(spills.empty());
 }
 

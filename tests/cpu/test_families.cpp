@@ -80,7 +80,7 @@ TEST_CASE("validation rejects strides whose last element lies beyond what a GPU 
     huge.k_strides.batch = std::int64_t{1} << 62;  // (batch - 1) * 2^62 elements * 4 bytes overflows 64 bits
     CHECK(rejected(huge) == "k strides");
     huge = a;
-    huge.v_strides.row = std::int64_t{1} << 40;  // 63 rows * 2^40 * 4 bytes: past 2^48 bytes without overflowing
+    huge.v_strides.row = std::int64_t{1} << 41;  // 63 rows * 2^41 * 4 bytes: past 2^48 bytes without overflowing
     CHECK(rejected(huge) == "v strides");
     huge = a;
     huge.o_strides.head = std::numeric_limits<std::int64_t>::max();
