@@ -1,6 +1,6 @@
 // The command-line tools, run as the user runs them: separate processes, a private cache directory, exit codes
 // and output checked. fa-jit-cache's warmup needs NVRTC (no GPU); fa-jit-bench is only checked without a GPU.
-#include "fa_jit/attention.hpp"
+#include "fa_jit/tuning.hpp"
 #include "fa_jit/jit.hpp"
 
 #include <catch2/catch.hpp>
@@ -219,7 +219,7 @@ TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen ti
     }
     std::sort(evens.begin(), evens.end());
     CHECK(evens == std::vector<bool>{false, true});
-    CHECK(chosen.wgmma);  // sm_90: the Hopper kernel
+    CHECK(chosen.variant == "wgmma");  // sm_90: the Hopper kernel
 
     // Other archs get the mma.sync kernel: no wgmma tile is planned for sm_80.
     const ToolResult ampere = run_tool(kCacheTool, "warmup --arch sm_80 --dtype bf16 --head-dim 128 --causal no --json",
