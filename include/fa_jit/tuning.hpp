@@ -25,7 +25,7 @@ struct FA_JIT_API TileConfig {
     int block_n = 0;  // B_c: key rows per inner iteration
     int warps = 0;    // warps per block
     int stages = 0;   // K/V buffers of a cp.async pipeline; 0 for kernels with a fixed depth
-    std::string variant;  // "" or the tag of the family that owns the tile, written "-<variant>" ("wgmma")
+    std::string variant = {};  // "" or the tag of the family that owns the tile, written "-<variant>" ("wgmma")
 
     bool operator==(const TileConfig& o) const noexcept {
         return block_m == o.block_m && block_n == o.block_n && warps == o.warps && stages == o.stages &&

@@ -92,7 +92,7 @@ void check_tensor(const char* name, const void* pointer, const Strides& s, const
 
 }  // namespace
 
-void validate_common(const AttentionArgs& a) {
+void validate_problem(const AttentionArgs& a) {
     FA_JIT_REQUIRE(a.dtype == DType::f32 || a.dtype == DType::f16 || a.dtype == DType::bf16, "dtype",
                    "fp32, fp16 or bf16", std::to_string(static_cast<int>(a.dtype)));
     FA_JIT_REQUIRE(a.batch >= 0, "batch", ">= 0", std::to_string(a.batch));
@@ -107,6 +107,9 @@ void validate_common(const AttentionArgs& a) {
     FA_JIT_REQUIRE(a.heads_q <= 65535, "heads_q", "<= 65535", std::to_string(a.heads_q));
     FA_JIT_REQUIRE(a.batch <= 65535, "batch", "<= 65535", std::to_string(a.batch));
     if (a.scale) FA_JIT_REQUIRE(std::isfinite(*a.scale), "scale", "a finite number", std::to_string(*a.scale));
+}
+
+void validate_tensors(const AttentionArgs& a) {
     check_tensor("q", a.q, a.q_strides, a, a.heads_q, a.seqlen_q, false);
     check_tensor("k", a.k, a.k_strides, a, a.heads_kv, a.seqlen_k, false);
     check_tensor("v", a.v, a.v_strides, a, a.heads_kv, a.seqlen_k, false);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -148,26 +149,34 @@ const char* element_type_name(DType dtype) {
 }  // namespace
 
 void validate(const AttentionArgs& a) {
-    validate_common(a);
-    bool any = false;
-    for (const auto& f : registered_families())
-        if (f->accepts(a.dtype, a.head_dim)) f->check_args(a), any = true;
-    if (any) return;
-    // No family runs this head dim: the families of the dtype say why (e.g. fp16/bf16 need a multiple of 8).
-    for (const auto& f : registered_families())
-        if (f->accepts_dtype(a.dtype)) f->check_args(a);
-    throw InvalidArgument("head_dim", "a head dim some kernel family runs for " + to_string(a.dtype),
-                          std::to_string(a.head_dim));
+    validate_problem(a);
+    const auto families = registered_families();
+    const bool served = std::any_of(families.begin(), families.end(),
+                                    [&](const auto& f) { return f->accepts(a.dtype, a.head_dim); });
+    if (!served) {
+        // No family runs this head dim: the families of the dtype say why (e.g. fp16/bf16 need a multiple of 8).
+        for (const auto& f : families)
+            if (f->accepts_dtype(a.dtype)) f->check_args(a);
+        throw InvalidArgument("head_dim", "a head dim some kernel family runs for " + to_string(a.dtype),
+                              std::to_string(a.head_dim));
+    }
+    validate_tensors(a);
+    for (const auto& f : families)
+        if (f->accepts(a.dtype, a.head_dim)) f->check_args(a);
 }
 
 void attention(const AttentionArgs& args, CUstream stream) { attention(args, stream, TileConfig{}); }
 
 void attention(const AttentionArgs& args, CUstream stream, const TileConfig& tile) {
-    validate_common(args);
+    // validate()'s checks in its order, without its allocations: argument errors come before any driver call.
+    validate_problem(args);
+    const AcceptingFamilies& accepting = families_accepting(args.dtype, args.head_dim);
+    if (accepting.count == 0) validate(args);  // throws, naming head_dim (or why the dtype's families refuse it)
+    validate_tensors(args);
+    for (int i = 0; i < accepting.count; ++i) accepting.families[i]->check_args(args);
     if (!tile.empty()) check_forced_tile(args, tile);
     if (empty_problem(args)) return;
     const LoadedAttention& l = loaded_attention(args, tile);
-    l.family->check_args(args);  // per call: pointers and strides change between calls of one problem class
     const LaunchPlan plan = l.family->plan(l.spec, args);
     if (plan.workspace_bytes != 0)
         throw Error(fmt::format("kernel family {} asks for {} bytes of workspace, which attention() cannot provide",

@@ -53,7 +53,7 @@ public:
     virtual bool serves(const ProblemClass& problem, int cc) const {
         return accepts(problem.dtype, problem.head_dim) && runs_on(cc);
     }
-    // Preconditions beyond validate_common() (alignment, stride multiples, scale sign): throws InvalidArgument
+    // Preconditions beyond validate_problem() and validate_tensors() (alignment, stride multiples, scale sign): throws InvalidArgument
     // naming the argument. Runs on every call: must not allocate unless it throws.
     virtual void check_args(const AttentionArgs& args) const = 0;
 
@@ -88,6 +88,14 @@ void unregister_family(std::string_view name);
 
 // The registered families in priority order (a snapshot: registering later does not change it).
 std::vector<std::shared_ptr<const KernelFamily>> registered_families();
+// The families that accept (dtype, head_dim), in priority order. Remembered per thread for the last pair asked,
+// until the registry changes: a call repeating the last problem takes no lock and allocates nothing.
+struct AcceptingFamilies {
+    static constexpr int kMax = 8;
+    std::array<const KernelFamily*, kMax> families{};
+    int count = 0;
+};
+const AcceptingFamilies& families_accepting(DType dtype, int head_dim);
 // The family that owns `tile`, or null.
 std::shared_ptr<const KernelFamily> family_owning(const TileConfig& tile);
 // The first family that serves `problem` on `cc`, or null.

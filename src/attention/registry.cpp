@@ -2,6 +2,7 @@
 #include "attention/family.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 namespace fa_jit {
@@ -10,6 +11,7 @@ namespace {
 struct Registry {
     std::mutex mutex;
     std::vector<std::shared_ptr<const KernelFamily>> families;  // sorted by (priority, name)
+    std::atomic<unsigned> generation{0};                        // bumped by every change
 };
 
 Registry& registry() {
@@ -31,6 +33,7 @@ bool register_family(std::shared_ptr<const KernelFamily> family) {
                                               : std::string_view(a->name()) < b->name();
     };
     all.insert(std::upper_bound(all.begin(), all.end(), family, before), std::move(family));
+    ++r.generation;
     return true;
 }
 
@@ -39,12 +42,35 @@ void unregister_family(std::string_view name) {
     std::lock_guard lock(r.mutex);
     auto& all = r.families;
     all.erase(std::remove_if(all.begin(), all.end(), [&](const auto& f) { return f->name() == name; }), all.end());
+    ++r.generation;
 }
 
 std::vector<std::shared_ptr<const KernelFamily>> registered_families() {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
     return r.families;
+}
+
+const AcceptingFamilies& families_accepting(DType dtype, int head_dim) {
+    struct Memo {
+        unsigned generation = ~0u;
+        DType dtype{};
+        int head_dim = -1;
+        std::vector<std::shared_ptr<const KernelFamily>> keep;  // keeps `result`'s families alive
+        AcceptingFamilies result;
+    };
+    thread_local Memo memo;
+    const unsigned generation = registry().generation.load(std::memory_order_acquire);
+    if (memo.generation == generation && memo.dtype == dtype && memo.head_dim == head_dim) return memo.result;
+    memo.keep.clear();
+    memo.result = {};
+    for (auto& f : registered_families())
+        if (f->accepts(dtype, head_dim) && memo.result.count < AcceptingFamilies::kMax) {
+            memo.result.families[memo.result.count++] = f.get();
+            memo.keep.push_back(std::move(f));
+        }
+    memo.generation = generation, memo.dtype = dtype, memo.head_dim = head_dim;
+    return memo.result;
 }
 
 std::shared_ptr<const KernelFamily> family_owning(const TileConfig& tile) {

@@ -100,6 +100,17 @@ TEST_CASE("validation rejects strides whose last element lies beyond what a GPU 
                       Catch::Contains("within 2^48 bytes"));
 }
 
+TEST_CASE("a head dim no family runs is named before the tensors are looked at", "[families][validation]") {
+    for (DType dtype : {DType::f16, DType::bf16}) {
+        AttentionArgs a;  // no tensors at all
+        a.dtype = dtype, a.batch = 1, a.heads_q = a.heads_kv = 2, a.seqlen_q = a.seqlen_k = 16, a.head_dim = 100;
+        CHECK_THROWS_WITH(validate(a), "invalid argument 'head_dim': expected a multiple of 8 for fp16/bf16, got 100");
+        CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains("'head_dim'"));
+        a.head_dim = 96;  // served: now the missing tensors are the problem
+        CHECK_THROWS_WITH(validate(a), Catch::Contains("'q'"));
+    }
+}
+
 namespace {
 
 // A family defined in this test binary: fp32 at head dim 24 on sm_86 only, compiled from sample.cu.
