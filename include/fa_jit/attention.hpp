@@ -6,15 +6,15 @@
 // later calls only validate and launch. Tile configurations, kernel families and tuning: fa_jit/tuning.hpp.
 #pragma once
 
-#include "fa_jit/cuda_types.hpp"
-#include "fa_jit/errors.hpp"
-#include "fa_jit/export.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "fa_jit/cuda_types.hpp"
+#include "fa_jit/errors.hpp"
+#include "fa_jit/export.hpp"
 
 namespace fa_jit {
 

@@ -6,14 +6,14 @@
 // (kernel_families()) whether they serve the problem on the current GPU; the first that does runs it.
 #pragma once
 
-#include "fa_jit/attention.hpp"
-#include "fa_jit/export.hpp"
-#include "fa_jit/jit.hpp"
-
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "fa_jit/attention.hpp"
+#include "fa_jit/export.hpp"
+#include "fa_jit/jit.hpp"
 
 namespace fa_jit {
 
@@ -21,10 +21,10 @@ namespace fa_jit {
 // "128x64w4s2" (fp16/bf16 mma.sync: a cp.async pipeline depth), "128x64w8s2-wgmma" (a family's variant tag).
 // An empty tile ({}) means "choose".
 struct FA_JIT_API TileConfig {
-    int block_m = 0;  // B_r: query rows per block
-    int block_n = 0;  // B_c: key rows per inner iteration
-    int warps = 0;    // warps per block
-    int stages = 0;   // K/V buffers of a cp.async pipeline; 0 for kernels with a fixed depth
+    int block_m = 0;           // B_r: query rows per block
+    int block_n = 0;           // B_c: key rows per inner iteration
+    int warps = 0;             // warps per block
+    int stages = 0;            // K/V buffers of a cp.async pipeline; 0 for kernels with a fixed depth
     std::string variant = {};  // "" or the tag of the family that owns the tile, written "-<variant>" ("wgmma")
 
     bool operator==(const TileConfig& o) const noexcept {
@@ -67,7 +67,7 @@ struct FA_JIT_API AttentionKernelSpec {
     std::string source_name() const;      // the kernel_sources/ file
     std::string name_expression() const;  // e.g. "fa_jit::attention_fwd_fp32<128, 32, 128, 4, false, 1, 1>"
     int threads() const;
-    std::size_t shared_bytes() const;     // dynamic shared memory per block
+    std::size_t shared_bytes() const;  // dynamic shared memory per block
     bool operator==(const AttentionKernelSpec& o) const noexcept {
         return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile &&
                even_mn == o.even_mn;

@@ -1,19 +1,22 @@
 // AttentionArgs helpers and the validation every kernel family relies on.
-#include "attention/validate.hpp"
-
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <string>
 
+#include "attention/validate.hpp"
+
 namespace fa_jit {
 
 std::string to_string(DType dtype) {
     switch (dtype) {
-        case DType::f32: return "fp32";
-        case DType::f16: return "fp16";
-        case DType::bf16: return "bf16";
+        case DType::f32:
+            return "fp32";
+        case DType::f16:
+            return "fp16";
+        case DType::bf16:
+            return "bf16";
     }
     return "unknown";
 }
@@ -25,7 +28,9 @@ DType parse_dtype(std::string_view name) {
     throw InvalidArgument("dtype", "fp32, fp16 or bf16", std::string(name));
 }
 
-std::size_t element_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
+std::size_t element_size(DType dtype) {
+    return dtype == DType::f32 ? 4 : 2;
+}
 
 AttentionArgs& AttentionArgs::layout_bshd() {
     q_strides = o_strides = Strides::bshd(seqlen_q, heads_q, head_dim);
@@ -69,8 +74,8 @@ std::uint64_t extent_bytes(const Strides& s, int batch, int heads, int rows, int
     return offset;
 }
 
-void check_tensor(const char* name, const void* pointer, const Strides& s, const AttentionArgs& a, int heads,
-                  int rows, bool written) {
+void check_tensor(const char* name, const void* pointer, const Strides& s, const AttentionArgs& a, int heads, int rows,
+                  bool written) {
     const std::size_t elem = element_size(a.dtype);
     FA_JIT_REQUIRE(pointer != nullptr, name, "a device pointer", "null");
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % elem == 0, name,
@@ -79,8 +84,8 @@ void check_tensor(const char* name, const void* pointer, const Strides& s, const
     FA_JIT_REQUIRE(s.batch >= 0 && s.head >= 0 && s.row >= 0, std::string(name) + " strides",
                    "non-negative element strides", strides_string(s));
     const std::uint64_t bytes = extent_bytes(s, a.batch, heads, rows, a.head_dim, elem);
-    FA_JIT_REQUIRE(bytes <= kMaxTensorBytes && bytes <= std::numeric_limits<std::uintptr_t>::max() -
-                                                             reinterpret_cast<std::uintptr_t>(pointer),
+    FA_JIT_REQUIRE(bytes <= kMaxTensorBytes &&
+                       bytes <= std::numeric_limits<std::uintptr_t>::max() - reinterpret_cast<std::uintptr_t>(pointer),
                    std::string(name) + " strides",
                    "strides whose last element (batch, head, row) lies within 2^48 bytes of the base pointer",
                    strides_string(s));

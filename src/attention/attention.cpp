@@ -1,17 +1,17 @@
 // attention(): validate -> family and tile -> in-memory table -> (miss) disk cache -> (miss) NVRTC -> load -> plan
 // -> launch. The hot path (an in-memory hit) checks the arguments, plans and launches: no allocation, no global lock.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
 #include "attention/family.hpp"
 #include "attention/seqlen_bucket.hpp"
 #include "attention/tile_alignment.hpp"
 #include "attention/validate.hpp"
 #include "cache/kernel_table.hpp"
 #include "driver/driver_api.hpp"
-
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <optional>
 
 namespace fa_jit {
 namespace {
@@ -35,9 +35,9 @@ struct ProblemKey {
 struct ProblemKeyHash {
     std::size_t operator()(const ProblemKey& k) const noexcept {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
-        for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.seqlen_q_bucket,
-                      k.seqlen_k_bucket, k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m, k.tile.block_n,
-                      k.tile.warps, k.tile.stages})
+        for (int v :
+             {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.seqlen_q_bucket, k.seqlen_k_bucket,
+              k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
         return h ^ std::hash<std::string>{}(k.tile.variant);
     }
@@ -73,9 +73,10 @@ LoadedAttention load(const AttentionArgs& a, const TileConfig& forced) {
             throw InvalidArgument("tile", "a configuration listed by tile_configs(dtype, head_dim)",
                                   forced.to_string());
         if (!owner->serves(problem, device.cc()))
-            throw InvalidArgument("tile", fmt::format("a configuration this GPU (sm_{}) runs: {} tiles need another",
-                                                      device.cc(), owner->name()),
-                                  forced.to_string());
+            throw InvalidArgument(
+                "tile",
+                fmt::format("a configuration this GPU (sm_{}) runs: {} tiles need another", device.cc(), owner->name()),
+                forced.to_string());
         l.spec = attention_spec(a, forced);
     }
     l.family = family_owning(l.spec.tile);
@@ -88,10 +89,14 @@ LoadedAttention load(const AttentionArgs& a, const TileConfig& forced) {
 
 const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig& tile) {
     static cache::KernelTable<ProblemKey, LoadedAttention, ProblemKeyHash> table;
-    const ProblemKey key{current_context(),         a.dtype,
-                         a.head_dim,                a.causal,
-                         seqlen_bucket(a.seqlen_q), seqlen_bucket(a.seqlen_k),
-                         tile_alignment(a.seqlen_q), tile_alignment(a.seqlen_k),
+    const ProblemKey key{current_context(),
+                         a.dtype,
+                         a.head_dim,
+                         a.causal,
+                         seqlen_bucket(a.seqlen_q),
+                         seqlen_bucket(a.seqlen_k),
+                         tile_alignment(a.seqlen_q),
+                         tile_alignment(a.seqlen_k),
                          tile};
     return table.get(key, [&] { return load(a, tile); });
 }
@@ -135,13 +140,18 @@ void check_forced_tile(const AttentionArgs& a, const TileConfig& tile) {
     last = Checked{a.dtype, a.head_dim, tile};
 }
 
-bool empty_problem(const AttentionArgs& a) { return a.batch == 0 || a.heads_q == 0 || a.seqlen_q == 0; }
+bool empty_problem(const AttentionArgs& a) {
+    return a.batch == 0 || a.heads_q == 0 || a.seqlen_q == 0;
+}
 
 const char* element_type_name(DType dtype) {
     switch (dtype) {
-        case DType::f32: return "float";
-        case DType::f16: return "fa_jit::half_t";
-        case DType::bf16: return "fa_jit::bf16_t";
+        case DType::f32:
+            return "float";
+        case DType::f16:
+            return "fa_jit::half_t";
+        case DType::bf16:
+            return "fa_jit::bf16_t";
     }
     return "?";
 }
@@ -151,8 +161,8 @@ const char* element_type_name(DType dtype) {
 void validate(const AttentionArgs& a) {
     validate_problem(a);
     const auto families = registered_families();
-    const bool served = std::any_of(families.begin(), families.end(),
-                                    [&](const auto& f) { return f->accepts(a.dtype, a.head_dim); });
+    const bool served =
+        std::any_of(families.begin(), families.end(), [&](const auto& f) { return f->accepts(a.dtype, a.head_dim); });
     if (!served) {
         // No family runs this head dim: the families of the dtype say why (e.g. fp16/bf16 need a multiple of 8).
         for (const auto& f : families)
@@ -165,7 +175,9 @@ void validate(const AttentionArgs& a) {
         if (f->accepts(a.dtype, a.head_dim)) f->check_args(a);
 }
 
-void attention(const AttentionArgs& args, CUstream stream) { attention(args, stream, TileConfig{}); }
+void attention(const AttentionArgs& args, CUstream stream) {
+    attention(args, stream, TileConfig{});
+}
 
 void attention(const AttentionArgs& args, CUstream stream, const TileConfig& tile) {
     // validate()'s checks in its order, without its allocations: argument errors come before any driver call.

@@ -6,14 +6,14 @@
 // problem. Built-in order: f16-wgmma (10), f16-mma (20), fp32 (30).
 #pragma once
 
-#include "attention_params.cuh"
-#include "fa_jit/tuning.hpp"
-
 #include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "attention_params.cuh"
+#include "fa_jit/tuning.hpp"
 
 namespace fa_jit {
 
@@ -53,8 +53,8 @@ public:
     virtual bool serves(const ProblemClass& problem, int cc) const {
         return accepts(problem.dtype, problem.head_dim) && runs_on(cc);
     }
-    // Preconditions beyond validate_problem() and validate_tensors() (alignment, stride multiples, scale sign): throws InvalidArgument
-    // naming the argument. Runs on every call: must not allocate unless it throws.
+    // Preconditions beyond validate_problem() and validate_tensors() (alignment, stride multiples, scale sign): throws
+    // InvalidArgument naming the argument. Runs on every call: must not allocate unless it throws.
     virtual void check_args(const AttentionArgs& args) const = 0;
 
     // ---- tiles ----

@@ -1,9 +1,9 @@
 // The kernel-family registry: families register at load time; lookups take a snapshot in priority order.
-#include "attention/family.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+
+#include "attention/family.hpp"
 
 namespace fa_jit {
 namespace {
@@ -29,8 +29,7 @@ bool register_family(std::shared_ptr<const KernelFamily> family) {
                              [&](const auto& f) { return std::string_view(f->name()) == family->name(); }),
               all.end());
     const auto before = [](const auto& a, const auto& b) {
-        return a->priority() != b->priority() ? a->priority() < b->priority()
-                                              : std::string_view(a->name()) < b->name();
+        return a->priority() != b->priority() ? a->priority() < b->priority() : std::string_view(a->name()) < b->name();
     };
     all.insert(std::upper_bound(all.begin(), all.end(), family, before), std::move(family));
     ++r.generation;

@@ -1,8 +1,8 @@
 // AttentionKernelSpec: one specialization of a family's kernel, and the requests that compile it.
+#include <cctype>
+
 #include "attention/family.hpp"
 #include "attention/tile_alignment.hpp"
-
-#include <cctype>
 
 namespace fa_jit {
 namespace {
@@ -15,11 +15,21 @@ std::shared_ptr<const KernelFamily> owner(const TileConfig& tile) {
 
 }  // namespace
 
-std::string AttentionKernelSpec::family() const { return owner(tile)->name(); }
-std::string AttentionKernelSpec::source_name() const { return owner(tile)->source_name(); }
-std::string AttentionKernelSpec::name_expression() const { return owner(tile)->kernels(*this).front(); }
-int AttentionKernelSpec::threads() const { return owner(tile)->threads(*this); }
-std::size_t AttentionKernelSpec::shared_bytes() const { return owner(tile)->shared_bytes(*this); }
+std::string AttentionKernelSpec::family() const {
+    return owner(tile)->name();
+}
+std::string AttentionKernelSpec::source_name() const {
+    return owner(tile)->source_name();
+}
+std::string AttentionKernelSpec::name_expression() const {
+    return owner(tile)->kernels(*this).front();
+}
+int AttentionKernelSpec::threads() const {
+    return owner(tile)->threads(*this);
+}
+std::size_t AttentionKernelSpec::shared_bytes() const {
+    return owner(tile)->shared_bytes(*this);
+}
 
 int arch_cc(std::string_view arch) {
     const std::string parsed = parse_arch(arch);  // "sm_90a", "compute_80"
@@ -31,8 +41,7 @@ int arch_cc(std::string_view arch) {
 
 std::string attention_arch(std::string_view arch) {
     std::string parsed = parse_arch(arch);
-    if (parsed.rfind("sm_", 0) == 0 && std::isdigit(static_cast<unsigned char>(parsed.back())) &&
-        arch_cc(parsed) >= 90)
+    if (parsed.rfind("sm_", 0) == 0 && std::isdigit(static_cast<unsigned char>(parsed.back())) && arch_cc(parsed) >= 90)
         parsed += "a";
     return parsed;
 }

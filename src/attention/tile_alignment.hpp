@@ -7,6 +7,8 @@ namespace fa_jit {
 
 // The largest power of two <= kMaxTile dividing n: whether a tile of any size up to kMaxTile divides n.
 constexpr int kMaxTile = 128;
-inline int tile_alignment(int n) { return n == 0 ? kMaxTile : std::min(n & -n, kMaxTile); }
+inline int tile_alignment(int n) {
+    return n == 0 ? kMaxTile : std::min(n & -n, kMaxTile);
+}
 
 }  // namespace fa_jit

@@ -1,9 +1,9 @@
 // Tiles over the registry: the legal space of every family, the built-in choice, and their spelling.
-#include "attention/family.hpp"
-
 #include <fmt/format.h>
 
 #include <cstdio>
+
+#include "attention/family.hpp"
 
 namespace fa_jit {
 
@@ -20,8 +20,8 @@ std::optional<TileConfig> parse_tile_config(std::string_view text) {
     const std::size_t dash = s.find('-');
     if (dash != std::string::npos) t.variant = s.substr(dash + 1);
     char tail = 0;
-    const int n = std::sscanf(s.substr(0, dash).c_str(), "%dx%dw%ds%d%c", &t.block_m, &t.block_n, &t.warps,
-                              &t.stages, &tail);
+    const int n =
+        std::sscanf(s.substr(0, dash).c_str(), "%dx%dw%ds%d%c", &t.block_m, &t.block_n, &t.warps, &t.stages, &tail);
     if (n != 3 && n != 4) return std::nullopt;
     if (n == 3) t.stages = 0;
     if (t.block_m <= 0 || t.block_n <= 0 || t.warps <= 0 || t.stages < 0) return std::nullopt;
@@ -70,9 +70,10 @@ TileConfig default_tile_config(int cc, const ProblemClass& problem) {
     }
     // Nothing fits the GPU's shared memory: the first family's smallest tile (the launch reports the limit).
     if (!first_candidates.empty()) return first_candidates.back();
-    throw InvalidArgument("head_dim", fmt::format("a head dim some kernel family runs for {} on sm_{}",
-                                                  fa_jit::to_string(problem.dtype), cc),
-                          std::to_string(problem.head_dim));
+    throw InvalidArgument(
+        "head_dim",
+        fmt::format("a head dim some kernel family runs for {} on sm_{}", fa_jit::to_string(problem.dtype), cc),
+        std::to_string(problem.head_dim));
 }
 
 std::vector<std::string> kernel_families() {
@@ -84,9 +85,10 @@ std::vector<std::string> kernel_families() {
 std::string kernel_family_for(const ProblemClass& problem, int cc) {
     const auto f = family_serving(problem, cc);
     if (!f)
-        throw InvalidArgument("head_dim", fmt::format("a head dim some kernel family runs for {} on sm_{}",
-                                                      fa_jit::to_string(problem.dtype), cc),
-                              std::to_string(problem.head_dim));
+        throw InvalidArgument(
+            "head_dim",
+            fmt::format("a head dim some kernel family runs for {} on sm_{}", fa_jit::to_string(problem.dtype), cc),
+            std::to_string(problem.head_dim));
     return f->name();
 }
 

@@ -1,17 +1,16 @@
 // The tuning file: tiles fa-jit-bench --save measured fastest, which attention() prefers to the built-in choice.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+
 #include "attention/family.hpp"
 #include "attention/seqlen_bucket.hpp"
 #include "cache/disk_cache.hpp"
 #include "util/log.hpp"
-
-#include <fmt/format.h>
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
-
-#include <fstream>
-#include <mutex>
-#include <optional>
 
 namespace fa_jit {
 namespace {
@@ -39,7 +38,9 @@ std::mutex tuning_mutex;
 
 }  // namespace
 
-std::string tuning_file_path() { return (cache::DiskCache::instance().config().dir / "tuning.json").string(); }
+std::string tuning_file_path() {
+    return (cache::DiskCache::instance().config().dir / "tuning.json").string();
+}
 
 TileConfig choose_tile_config(const DeviceInfo& device, const ProblemClass& problem) {
     const TileConfig fallback = default_tile_config(device.cc(), problem);

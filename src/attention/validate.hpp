@@ -3,9 +3,9 @@
 // must not allocate).
 #pragma once
 
-#include "fa_jit/attention.hpp"
-
 #include <string>
+
+#include "fa_jit/attention.hpp"
 
 #define FA_JIT_REQUIRE(ok, argument, expected, given)                          \
     do {                                                                       \

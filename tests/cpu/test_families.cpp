@@ -1,11 +1,10 @@
 // The kernel-family registry: which family serves which problem, in the documented order; tile spellings; and a
 // family registered from outside the library, picked up by the chooser, warm-up and the sweep unchanged.
-#include "attention/family.hpp"
-#include "fa_jit/tuning.hpp"
-
+#include <algorithm>
 #include <catch2/catch.hpp>
 
-#include <algorithm>
+#include "attention/family.hpp"
+#include "fa_jit/tuning.hpp"
 
 using namespace fa_jit;
 
@@ -35,8 +34,8 @@ TEST_CASE("each family serves its problems and refuses the rest", "[families]") 
     CHECK(AttentionKernelSpec{DType::bf16, 64, false, {64, 64, 4, 2, "wgmma"}}.family() == "f16-wgmma");
     CHECK_THROWS_WITH(AttentionKernelSpec({DType::bf16, 64, false, {64, 64, 4, 2, "nope"}}).family(),
                       Catch::Contains("'tile'"));
-    CHECK_FALSE(tile_is_legal(DType::bf16, 64, {64, 64, 4}));         // an fp32 tile
-    CHECK_FALSE(tile_is_legal(DType::f32, 64, {128, 64, 4, 2}));      // an fp16/bf16 tile
+    CHECK_FALSE(tile_is_legal(DType::bf16, 64, {64, 64, 4}));     // an fp32 tile
+    CHECK_FALSE(tile_is_legal(DType::f32, 64, {128, 64, 4, 2}));  // an fp16/bf16 tile
     CHECK(kernel_family_has_even_variant("f16-mma"));
     CHECK(kernel_family_has_even_variant("f16-wgmma"));
     CHECK_FALSE(kernel_family_has_even_variant("fp32"));
@@ -124,9 +123,7 @@ public:
     void check_args(const AttentionArgs&) const override {}
     bool owns(const TileConfig& t) const override { return t.variant == "fake"; }
     bool tile_is_legal(int, const TileConfig& t) const override { return owns(t) && t.block_m == 32 * t.warps; }
-    std::vector<TileConfig> sweep_tiles(int) const override {
-        return {{32, 32, 1, 0, "fake"}, {64, 32, 2, 0, "fake"}};
-    }
+    std::vector<TileConfig> sweep_tiles(int) const override { return {{32, 32, 1, 0, "fake"}, {64, 32, 2, 0, "fake"}}; }
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass&) const override {
         return {{64, 32, 2, 0, "fake"}};
     }
@@ -146,8 +143,7 @@ struct ScopedFakeFamily {
 
 }  // namespace
 
-TEST_CASE("a family registered outside the library is used by the chooser, warm-up and the sweep",
-          "[families]") {
+TEST_CASE("a family registered outside the library is used by the chooser, warm-up and the sweep", "[families]") {
     const ProblemClass problem{DType::f32, 24, false, 4096, 4096};
     REQUIRE(kernel_family_for(problem, 86) == "fp32");
     REQUIRE_FALSE(parse_tile_config("64x32w2-fake").has_value());

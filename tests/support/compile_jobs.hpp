@@ -1,8 +1,6 @@
 // NVRTC compiles for the CPU tests: many requests in parallel, each with ptxas's resource usage per kernel.
 #pragma once
 
-#include "fa_jit/jit.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,6 +10,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "fa_jit/jit.hpp"
 
 namespace fa_jit::testing {
 

@@ -1,16 +1,16 @@
 #include "attention/families/f16_args.hpp"
 
-#include "attention/validate.hpp"
-
 #include <cstdint>
 #include <string>
+
+#include "attention/validate.hpp"
 
 namespace fa_jit::families {
 namespace {
 
 void check_chunked(const char* name, const void* pointer, const Strides& s) {
-    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0, name,
-                   "a 16-byte aligned pointer for fp16/bf16", pointer_string(pointer));
+    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0, name, "a 16-byte aligned pointer for fp16/bf16",
+                   pointer_string(pointer));
     FA_JIT_REQUIRE(s.batch % 8 == 0 && s.head % 8 == 0 && s.row % 8 == 0, std::string(name) + " strides",
                    "multiples of 8 elements (16 bytes) for fp16/bf16", strides_string(s));
 }
@@ -26,6 +26,8 @@ void check_f16_args(const AttentionArgs& a) {
     if (a.scale) FA_JIT_REQUIRE(*a.scale > 0, "scale", "a positive number for fp16/bf16", std::to_string(*a.scale));
 }
 
-const char* f16_element_type(DType dtype) { return dtype == DType::bf16 ? "fa_jit::bf16_t" : "fa_jit::half_t"; }
+const char* f16_element_type(DType dtype) {
+    return dtype == DType::bf16 ? "fa_jit::bf16_t" : "fa_jit::half_t";
+}
 
 }  // namespace fa_jit::families

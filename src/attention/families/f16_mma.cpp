@@ -1,10 +1,10 @@
 // Family "f16-mma": fp16/bf16 with fp32 accumulation on mma.sync m16n8k16 (kernel_sources/attention_f16.cu), head
 // dims that are multiples of 8 up to 256, sm_80 and newer. Tiles are spelled "128x64w4s2" (s: K/V pipeline depth).
+#include <fmt/format.h>
+
 #include "attention/families/f16_args.hpp"
 #include "attention/family.hpp"
 #include "attention_f16_layout.cuh"
-
-#include <fmt/format.h>
 
 namespace fa_jit::families {
 namespace {

@@ -1,11 +1,11 @@
 // Family "f16-wgmma": fp16/bf16 on Hopper warpgroup MMA reading Q, K and V from shared memory
 // (kernel_sources/attention_f16_wgmma.cu), head dims 64, 128, 192 and 256, sm_90 only (compiled for sm_90a).
 // Tiles are spelled "128x64w8s2-wgmma": one warpgroup per 64 query rows, so warps = block_m / 16.
+#include <fmt/format.h>
+
 #include "attention/families/f16_args.hpp"
 #include "attention/family.hpp"
 #include "attention_wgmma_layout.cuh"
-
-#include <fmt/format.h>
 
 namespace fa_jit::families {
 namespace {

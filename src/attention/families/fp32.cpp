@@ -1,9 +1,9 @@
 // Family "fp32": fp32 in and out, 3xTF32 tensor-core mma.sync (kernel_sources/attention_fp32.cu), any head dim
 // 1..256, sm_80 and newer. Tiles are spelled "64x64w4" (no pipeline stages).
+#include <fmt/format.h>
+
 #include "attention/family.hpp"
 #include "attention_fp32_layout.cuh"
-
-#include <fmt/format.h>
 
 namespace fa_jit::families {
 namespace {
