@@ -215,6 +215,7 @@ TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen ti
         CHECK(item["arch"] == "sm_90a");
         CHECK(item["dtype"] == "bf16");
         CHECK(item["config"] == chosen.to_string());
+        CHECK(item["family"] == "f16-wgmma");
         evens.push_back(item["even_mn"].get<bool>());
     }
     std::sort(evens.begin(), evens.end());
@@ -225,7 +226,10 @@ TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen ti
     const ToolResult ampere = run_tool(kCacheTool, "warmup --arch sm_80 --dtype bf16 --head-dim 128 --causal no --json",
                                        dir.path());
     REQUIRE(ampere.exit_code == 0);
-    for (const auto& item : parse_json(ampere)["items"]) CHECK(item["config"] == "128x64w4s2");
+    for (const auto& item : parse_json(ampere)["items"]) {
+        CHECK(item["config"] == "128x64w4s2");
+        CHECK(item["family"] == "f16-mma");
+    }
 
     const ToolResult bad = run_tool(kCacheTool, "warmup --arch sm_80 --dtype fp16 --head-dim 36", dir.path());
     CHECK(bad.exit_code == 2);

@@ -50,7 +50,8 @@ void print_json(const WarmupOptions& options, const std::vector<std::string>& ar
         j["head_dim"] = it.spec.head_dim;
         j["causal"] = it.spec.causal;
         j["config"] = it.spec.tile.to_string();
-        if (it.spec.dtype != DType::f32) j["even_mn"] = it.spec.even_mn;
+        j["family"] = it.spec.family();
+        if (kernel_family_has_even_variant(it.spec.family())) j["even_mn"] = it.spec.even_mn;
         j["default"] = it.is_default;
         j["status"] = to_string(r.status);
         j["seconds"] = r.seconds;
