@@ -46,7 +46,13 @@
 #include "attention_params.cuh"
 #include "dtypes.cuh"
 #include "ptx.cuh"
+#include "tile/coords.cuh"
+#include "tile/copy.cuh"
+#include "tile/epilogue.cuh"
 #include "tile/f16_types.cuh"
+#include "tile/kv_ring.cuh"
+#include "tile/softmax.cuh"
+#include "tile/swizzle.cuh"
 
 namespace fa_jit {
 
@@ -126,48 +132,13 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Byte offset of the 16-byte chunk `chunk` of row `row` in a swizzled tile with rows of kDSmem elements.
-template <int kDSmem>
-__device__ __forceinline__ unsigned swz(int row, int chunk) {
-    return static_cast<unsigned>(row * (kDSmem * 2) + (((chunk & 7) ^ (row & 7)) | (chunk & ~7)) * 16);
-}
-
 // Rows [row0, row0 + kRows) of a [rows_total, kHeadDim] matrix (row stride `stride` elements) -> swizzled shared
-// tile. Rows >= rows_total (checked unless kEven) and columns in [kHeadDim, kDMma) are zero-filled (src_bytes 0).
-// Thread i copies 16-byte chunk i, i + kNThreads, ...: consecutive threads read consecutive 16 bytes of a row.
+// tile (tile/copy.cuh); rows >= rows_total (checked unless kEven) and the padding columns are zero-filled.
 template <class Tr, int kRows, bool kEven>
 __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* gmem, long long stride, int row0,
                                           int rows_total) {
-    constexpr int kChunks = kRows * Tr::kChunksLoad;
-    constexpr bool kRegular = Tr::kNThreads % Tr::kChunksLoad == 0;  // every thread keeps one column chunk
-    constexpr int kRowsPerIter = Tr::kNThreads / Tr::kChunksLoad;
-    const int tid = threadIdx.x;
-    if (kRegular) {
-        const int ch = tid % Tr::kChunksLoad;
-        const int r0 = tid / Tr::kChunksLoad;
-        const bool col_ok = Tr::kDMma == Tr::kHeadDim || ch * 8 < Tr::kHeadDim;
-        const unsigned short* src = gmem + static_cast<long long>(row0 + r0) * stride + ch * 8;
-        const long long step = static_cast<long long>(kRowsPerIter) * stride;  // pointer bumps: no hoisted i * step
-#pragma unroll
-        for (int i = 0; i * kRowsPerIter < kRows; ++i) {
-            const int r = r0 + i * kRowsPerIter;
-            if (kRows % kRowsPerIter != 0 && r >= kRows) break;
-            const bool ok = col_ok && (kEven || row0 + r < rows_total);
-            cp_async_16(smem + swz<Tr::kDSmem>(r, ch), ok ? src : gmem, ok ? 16 : 0);
-            src += step;
-        }
-    } else {
-#pragma unroll
-        for (int c0 = 0; c0 < kChunks; c0 += Tr::kNThreads) {
-            const int c = c0 + tid;
-            if (kChunks % Tr::kNThreads != 0 && c >= kChunks) break;
-            const int r = c / Tr::kChunksLoad;
-            const int ch = c % Tr::kChunksLoad;
-            const bool ok = (Tr::kDMma == Tr::kHeadDim || ch * 8 < Tr::kHeadDim) && (kEven || row0 + r < rows_total);
-            cp_async_16(smem + swz<Tr::kDSmem>(r, ch),
-                        ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem, ok ? 16 : 0);
-        }
-    }
+    tile::cp_async_tile<tile::SwizzleRows64<Tr::kDSmem>, Tr::kNThreads, kRows, Tr::kChunksLoad, Tr::kHeadDim, kEven>(
+        smem, gmem, stride, row0, rows_total);
 }
 
 // Byte offset of logical chunk 2 * cpair + (lane's chunk bit) in a row whose (row & 7) the lane already folded into
@@ -185,6 +156,7 @@ template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int k
 __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __grid_constant__ AttentionParams p) {
     using namespace f16_detail;
     using Tr = AttentionFwdF16Traits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
+    using Layout = tile::SwizzleRows64<Tr::kDSmem>;  // Q, K, V and the staged O
     constexpr bool kBf16 = Tr::kBf16;
     constexpr int kMTiles = Tr::kMTiles;
     constexpr int kNTilesS = Tr::kNTilesS;
@@ -198,11 +170,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     const unsigned sKV = sQ + 2u * Tr::kSmemQElems;  // stage s: K at sKV + s * 2 * kvbytes, V right after
     constexpr unsigned kKVBytes = 2u * Tr::kSmemKVElems;
 
-    const int m_block = kCausal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
-    const int head = blockIdx.y;
-    const int batch = blockIdx.z;
-    const int head_kv = head / p.group_size;
-    const int m0 = m_block * kBlockM;
+    const tile::BlockIndex bi = tile::block_index<kBlockM, kCausal>(p);
+    const int m0 = bi.m0;
 
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -211,19 +180,15 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     const int warp_row0 = warp * Tr::kWarpRows;
 
     const unsigned short* q =
-        static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
+        static_cast<const unsigned short*>(p.q) + bi.batch * p.q_batch_stride + bi.head * p.q_head_stride;
     const unsigned short* k =
-        static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
+        static_cast<const unsigned short*>(p.k) + bi.batch * p.k_batch_stride + bi.head_kv * p.k_head_stride;
     const unsigned short* v =
-        static_cast<const unsigned short*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
-    unsigned short* o = static_cast<unsigned short*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
-    float* lse = p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q;
-
-    int n_block_max = (p.seqlen_k + kBlockN - 1) / kBlockN;
-    if (kCausal) {
-        const int last_visible = m0 + kBlockM - 1 + p.causal_offset;
-        n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
-    }
+        static_cast<const unsigned short*>(p.v) + bi.batch * p.v_batch_stride + bi.head_kv * p.v_head_stride;
+    unsigned short* o = static_cast<unsigned short*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
+    float* lse =
+        p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(bi.batch) * p.heads_q + bi.head) * p.seqlen_q;
+    const int n_block_max = tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];
@@ -244,25 +209,17 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     const unsigned v_lane_row = (lm_row + (lm_mat % 2) * 8) * (kDS * 2);  // V: rows key, chunk bit = lm_mat / 2
     const unsigned v_lane_x = (lm_mat / 2) ^ lm_row;
 
-    if (n_block_max > 0) {
-        // ---- prologue: Q_i with the first key tile in group 0, then kStages - 2 more tiles
-        // ------------------------------ (kStages == 1: Q_i and the first K tile only; V_j loads while S_j computes,
-        // K_{j-1} while P V_j does.)
+    // K/V ring (tile/kv_ring.cuh): stage s holds K at sKV + 2 s kKVBytes, V right after.
+    const auto load_k = [&](unsigned smem, int row0) {
+        load_tile<Tr, kBlockN, kEvenMN>(smem, k, p.k_row_stride, row0, p.seqlen_k);
+    };
+    const auto load_v = [&](unsigned smem, int row0) {
+        load_tile<Tr, kBlockN, kEvenMN>(smem, v, p.v_row_stride, row0, p.seqlen_k);
+    };
+    tile::KVRing<kStages, kBlockN, kKVBytes> ring{sKV, 0};
+    if (n_block_max > 0) {  // Q_i in the group of the first key tile
         load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, p.seqlen_q);
-        if (kStages == 1) {
-            load_tile<Tr, kBlockN, kEvenMN>(sKV, k, p.k_row_stride, (n_block_max - 1) * kBlockN, p.seqlen_k);
-            cp_async_commit();
-        }
-#pragma unroll
-        for (int s = 0; s < kStages - 1; ++s) {
-            const int nb = n_block_max - 1 - s;
-            if (nb >= 0) {
-                const unsigned kb = sKV + s * 2 * kKVBytes;
-                load_tile<Tr, kBlockN, kEvenMN>(kb, k, p.k_row_stride, nb * kBlockN, p.seqlen_k);
-                load_tile<Tr, kBlockN, kEvenMN>(kb + kKVBytes, v, p.v_row_stride, nb * kBlockN, p.seqlen_k);
-            }
-            cp_async_commit();
-        }
+        ring.prologue(n_block_max, load_k, load_v);
     }
     // Q fragments (A operand, row-major 16x16): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
     // (rows 8-15, k 8-15) give a0..a3.
@@ -270,10 +227,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     unsigned q_frag[kMTiles][kQInRegs ? kKSteps : 1][4];
     const unsigned q_lane = sQ + (warp_row0 + lm_row + (lm_mat % 2) * 8) * (kDS * 2);
     const unsigned q_lane_x = (lm_mat / 2) ^ lm_row;
-    // Groups younger than the one holding the current tile: kStages - 2 with a ring, none with single buffers.
-    constexpr int kYounger = kStages == 1 ? 0 : kStages - 2;
     if (kQInRegs && n_block_max > 0) {
-        cp_async_wait<kYounger>();
+        ring.wait_current();
         __syncthreads();
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
@@ -282,29 +237,14 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                 ldmatrix_x4(q_frag[mt][kQInRegs ? ks : 0], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
     }
 
-    int stage = 0;
     for (int it = 0; it < n_block_max; ++it) {
         const int n_block = n_block_max - 1 - it;  // last tile first: the masked tiles come first
         const int n0 = n_block * kBlockN;
-        cp_async_wait<kYounger>();
+        ring.wait_current();
         __syncthreads();  // tile `it` (its K, for kStages 1) landed; every warp is done with the buffer refilled below
-        if (kStages == 1) {
-            load_tile<Tr, kBlockN, kEvenMN>(sKV + kKVBytes, v, p.v_row_stride, n0, p.seqlen_k);
-            cp_async_commit();
-        } else {
-            const int nb = n_block - (kStages - 1);
-            if (nb >= 0) {
-                int ls = stage + kStages - 1;
-                if (ls >= kStages) ls -= kStages;
-                const unsigned kb = sKV + ls * 2 * kKVBytes;
-                load_tile<Tr, kBlockN, kEvenMN>(kb, k, p.k_row_stride, nb * kBlockN, p.seqlen_k);
-                load_tile<Tr, kBlockN, kEvenMN>(kb + kKVBytes, v, p.v_row_stride, nb * kBlockN, p.seqlen_k);
-            }
-            cp_async_commit();
-        }
-        const unsigned sK = sKV + stage * 2 * kKVBytes;
+        ring.refill(n_block, n0, load_k, load_v);
+        const unsigned sK = ring.advance();
         const unsigned sV = sK + kKVBytes;
-        if (++stage == kStages) stage = 0;
 
         // ---- S = Q K^T ---------------------------------------------------------------------------------------------
         float acc_s[kMTiles][kNTilesS][4];
@@ -352,12 +292,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                     }
         }
 
-        if (kStages == 1) {
-            cp_async_wait<0>();
-            __syncthreads();  // V_j landed; every warp is done with K_j, whose buffer now takes K_{j-1}
-            if (n_block > 0) load_tile<Tr, kBlockN, kEvenMN>(sKV, k, p.k_row_stride, n0 - kBlockN, p.seqlen_k);
-            cp_async_commit();
-        }
+        ring.single_next_k(n_block, n0, load_k);
 
         // ---- online softmax (log2 units, scale folded into the exponent)
         // ----------------------------------------------
@@ -421,12 +356,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                 }
             }
 #pragma unroll
-            for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-                for (int j = 0; j < 2; ++j)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e)  // accumulator element e belongs to row g + 8 * (e / 2)
-                        acc_o[mt][2 * dc + j][e] = fmaf(acc_o[mt][2 * dc + j][e], alpha[mt][e / 2], pv[mt][j][e]);
+            for (int mt = 0; mt < kMTiles; ++mt) tile::rescale_add(acc_o[mt], 2 * dc, alpha[mt], pv[mt]);
         }
     }
     cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)
@@ -451,23 +381,22 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const float l = quad_sum(l_i[mt][h]);
-            const bool any = l > 0.f;
-            const float inv_l = any ? 1.f / l : 0.f;
+            const tile::RowTotals rt = tile::row_totals(l_i[mt][h]);
             const unsigned row_stage = o_stage + (mt * 16 + h * 8) * (kDS * 2);
             const int row = m0 + warp_row0 + mt * 16 + h * 8 + g;
             unsigned short* o_row = o + static_cast<long long>(row) * p.o_row_stride;
 #pragma unroll
             for (int nt = 0; nt < kNTilesO; ++nt) {
                 if (nt * 8 >= kHeadDim) break;  // padding columns are never stored
-                const unsigned packed = pack2<kBf16>(acc_o[mt][nt][2 * h] * inv_l, acc_o[mt][nt][2 * h + 1] * inv_l);
+                const unsigned packed =
+                    pack2<kBf16>(acc_o[mt][nt][2 * h] * rt.inv_l, acc_o[mt][nt][2 * h + 1] * rt.inv_l);
                 if (kStageO)
                     st_shared_b32(row_stage + (((g ^ nt) & 7) | (nt & ~7)) * 16, packed);
                 else if (kEvenMN || row < p.seqlen_q)
                     *reinterpret_cast<unsigned*>(o_row + nt * 8 + 2 * t) = packed;
             }
             if (lse != nullptr && t == 0 && (kEvenMN || row < p.seqlen_q))
-                lse[row] = any ? (m_i[mt][h] + log2_approx(l)) * 0.69314718055994531f : kNegInf;
+                lse[row] = tile::row_lse(m_i[mt][h], rt, kNegInf);
         }
     }
     if (!kStageO) return;
@@ -490,7 +419,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
             if (Tr::kWarpRows % kRowsPerIter != 0 && r >= Tr::kWarpRows) break;  // kHeadDim 8: 32 rows per step
             if (kEvenMN || o_row0 + r < p.seqlen_q) {
                 unsigned v[4];
-                ld_shared_v4(v, sQ + swz<kDS>(warp_row0 + r, ch));
+                ld_shared_v4(v, sQ + Layout::offset(warp_row0 + r, ch));
                 st_global_v4(dst, v);
             }
             dst += step;
@@ -504,7 +433,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
             const int ch = c % kChunksO;
             if (kEvenMN || o_row0 + r < p.seqlen_q) {
                 unsigned v[4];
-                ld_shared_v4(v, sQ + swz<kDS>(warp_row0 + r, ch));
+                ld_shared_v4(v, sQ + Layout::offset(warp_row0 + r, ch));
                 st_global_v4(o + static_cast<long long>(o_row0 + r) * p.o_row_stride + ch * 8, v);
             }
         }

@@ -172,20 +172,24 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     float* sV = sK + Tr::kSmemKFloats;               // V_j [kBlockN][kVStride]
 
     // ---- which tile (tile/coords.cuh: heavy causal tiles first, GQA head, 64-bit bases, visible key tiles) ------
-    const tile::BlockCoords<float> bc = tile::block_coords<float, kBlockM, kBlockN, kCausal>(p);
-    const int m0 = bc.m0;  // first query row of this block
-    const int n_block_max = bc.n_block_max;
-    const float* q = bc.q;
-    const float* k = bc.k;
-    const float* v = bc.v;
-    float* o = bc.o;
-    float* lse = bc.lse;
+    const tile::BlockIndex bi = tile::block_index<kBlockM, kCausal>(p);
+    const int m0 = bi.m0;  // first query row of this block
 
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int g = lane / 4;  // row within an 8-row group
     const int t = lane % 4;  // column pair within an 8-column n-tile
     const int warp_row0 = warp * Tr::kWarpRows;
+
+    const tile::TensorBases<float> tb = tile::tensor_bases<float>(p, bi);
+    const float* q = tb.q;
+    const float* k = tb.k;
+    const float* v = tb.v;
+    // O's base here, not tb.o: computed in the helper, ptxas spills 8 more bytes in <128, 64, 64, 4> (sm_80 and
+    // sm_90a) and 8 in <128, 32, 160, 8> (sm_80), at 255 registers.
+    float* o = static_cast<float*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
+    float* lse = tb.lse;
+    const int n_block_max = tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
 
     float acc_o[kMTiles][kNTilesO][4];  // O_i, unnormalised
     float m_i[kMTiles][2];              // running row max of S * scale_log2 (log2 units)

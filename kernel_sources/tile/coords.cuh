@@ -9,42 +9,80 @@
 // Bases: batch * batch_stride + head * head_stride in 64-bit arithmetic (the strides are long long).
 // Key range: tiles [0, n_block_max) hold every key some row of the query tile sees; under the causal mask row i
 // sees keys j <= i + causal_offset, so the last row of the tile bounds the range (0 tiles when it sees no key).
+//
+// Three steps, block_index -> tensor_bases -> key_tiles; block_coords runs them in a row. The fp32 and mma.sync
+// kernels take the index and the key range but write (some of) the bases out in the kernel body: the same pointer
+// arithmetic coming out of the helper lands elsewhere in the PTX (O's base above all), and at 255 registers ptxas
+// then spills more (bench/NOTES.md, "mma.sync kernel on the tile layer").
 #pragma once
 
 #include "attention_params.cuh"
 
 namespace fa_jit::tile {
 
-template <typename E>  // E: the element storage type (float, or unsigned short for fp16 / bf16 bits)
-struct BlockCoords {
-    int m0;           // first query row of the tile
-    int n_block_max;  // key tiles [0, n_block_max) can be visible to some row of the tile
-    const E* q;       // Q[batch][head], row 0
-    const E* k;       // K[batch][head / group_size], row 0
-    const E* v;       // V[batch][head / group_size], row 0
-    E* o;             // O[batch][head], row 0
-    float* lse;       // LSE[batch][head], row 0; null when the caller asked for none
+struct BlockIndex {
+    int m0;    // first query row of the tile
+    int head;  // query head
+    int batch;
+    int head_kv;  // key / value head: head / group_size
 };
 
-template <typename E, int kBlockM, int kBlockN, bool kCausal>
-__device__ __forceinline__ BlockCoords<E> block_coords(const AttentionParams& p) {
-    static_assert(kBlockM > 0 && kBlockN > 0, "tile sizes must be positive");
+template <int kBlockM, bool kCausal>
+__device__ __forceinline__ BlockIndex block_index(const AttentionParams& p) {
+    static_assert(kBlockM > 0, "tile sizes must be positive");
     const int m_block = kCausal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
     const int head = blockIdx.y;
     const int batch = blockIdx.z;
     const int head_kv = head / p.group_size;
-    const int m0 = m_block * kBlockM;
-    const E* q = static_cast<const E*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride;
-    const E* k = static_cast<const E*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
-    const E* v = static_cast<const E*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
-    E* o = static_cast<E*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
-    float* lse = p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q;
+    return {m_block * kBlockM, head, batch, head_kv};
+}
+
+template <typename E>  // E: the element storage type (float, or unsigned short for fp16 / bf16 bits)
+struct TensorBases {
+    const E* q;  // Q[batch][head], row 0
+    const E* k;  // K[batch][head_kv], row 0
+    const E* v;  // V[batch][head_kv], row 0
+    E* o;        // O[batch][head], row 0
+    float* lse;  // LSE[batch][head], row 0; null when the caller asked for none
+};
+
+template <typename E>
+__device__ __forceinline__ TensorBases<E> tensor_bases(const AttentionParams& p, const BlockIndex& b) {
+    const E* q = static_cast<const E*>(p.q) + b.batch * p.q_batch_stride + b.head * p.q_head_stride;
+    const E* k = static_cast<const E*>(p.k) + b.batch * p.k_batch_stride + b.head_kv * p.k_head_stride;
+    const E* v = static_cast<const E*>(p.v) + b.batch * p.v_batch_stride + b.head_kv * p.v_head_stride;
+    E* o = static_cast<E*>(p.o) + b.batch * p.o_batch_stride + b.head * p.o_head_stride;
+    float* lse =
+        p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(b.batch) * p.heads_q + b.head) * p.seqlen_q;
+    return {q, k, v, o, lse};
+}
+
+// Key tiles [0, n_block_max) visible to some row of the query tile starting at m0.
+template <int kBlockM, int kBlockN, bool kCausal>
+__device__ __forceinline__ int key_tiles(const AttentionParams& p, int m0) {
+    static_assert(kBlockM > 0 && kBlockN > 0, "tile sizes must be positive");
     int n_block_max = (p.seqlen_k + kBlockN - 1) / kBlockN;
     if (kCausal) {
         const int last_visible = m0 + kBlockM - 1 + p.causal_offset;  // the largest key any row of the tile sees
         n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
     }
-    return {m0, n_block_max, q, k, v, o, lse};
+    return n_block_max;
+}
+
+template <typename E>
+struct BlockCoords : TensorBases<E> {
+    int m0;           // first query row of the tile
+    int n_block_max;  // key tiles [0, n_block_max) can be visible to some row of the tile
+};
+
+template <typename E, int kBlockM, int kBlockN, bool kCausal>
+__device__ __forceinline__ BlockCoords<E> block_coords(const AttentionParams& p) {
+    const BlockIndex b = block_index<kBlockM, kCausal>(p);
+    BlockCoords<E> c;
+    static_cast<TensorBases<E>&>(c) = tensor_bases<E>(p, b);
+    c.m0 = b.m0;
+    c.n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, b.m0);
+    return c;
 }
 
 }  // namespace fa_jit::tile
