@@ -185,8 +185,8 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     const float* q = tb.q;
     const float* k = tb.k;
     const float* v = tb.v;
-    // O's base here, not tb.o: computed in the helper, ptxas spills 8 more bytes in <128, 64, 64, 4> (sm_80 and
-    // sm_90a) and 8 in <128, 32, 160, 8> (sm_80), at 255 registers.
+    // O's base here, not tb.o: from the helper it lands elsewhere in the PTX, and ptxas spills 8 (sm_80) / 16 (sm_90a)
+    // more bytes in <128, 64, 64, 4>, 8 in <128, 32, 160, 8> (sm_80).
     float* o = static_cast<float*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
     float* lse = tb.lse;
     const int n_block_max = tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
