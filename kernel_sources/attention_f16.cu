@@ -179,6 +179,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     const int t = lane % 4;
     const int warp_row0 = warp * Tr::kWarpRows;
 
+    // Bases inline, not tile::tensor_bases: O's base would move as in the copy-out below.
     const unsigned short* q =
         static_cast<const unsigned short*>(p.q) + bi.batch * p.q_batch_stride + bi.head * p.q_head_stride;
     const unsigned short* k =
@@ -274,8 +275,10 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
             }
         }
 
-        // ---- mask tiles that straddle seqlen_k or the causal diagonal; scale to log2 units
-        // ----------------------------
+        // ---- mask tiles that straddle seqlen_k or the causal diagonal
+        // ------------------------------------------------ Inline, not tile/mask.cuh: as a helper the row index loses
+        // the known low bits of warp_row0 + g and the d-64 causal defaults grow by 3 % SASS (bench/NOTES.md, "mma.sync
+        // kernel on the tile layer"; likewise below).
         const bool need_mask =
             (!kEvenMN && n0 + kBlockN > p.seqlen_k) || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
         if (need_mask) {
@@ -295,7 +298,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         ring.single_next_k(n_block, n0, load_k);
 
         // ---- online softmax (log2 units, scale folded into the exponent)
-        // ----------------------------------------------
+        // --------------------------------------------- Inline, not tile::online_softmax: same PTX but for register
+        // numbers, yet <128, 32, 128, 4, 2> (sm_80) spills.
         unsigned p_frag[kMTiles][kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         // O's rescale factor exp2(m_old - m_new) per row: applied in the P V section as O = O * alpha + PV_j, one
         // FFMA per element (nvcc / NVRTC contract a multiply here and an add there anyway under the default -fmad=true:
@@ -403,7 +407,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     __syncwarp();  // the warp's O rows are in shared memory
 
     // Copy out: lane i takes 16-byte chunk i, i + 32, ... of the warp's [kWarpRows, kHeadDim] block, so consecutive
-    // lanes store consecutive 16 bytes of a row (whole rows per instruction once kHeadDim >= 256).
+    // lanes store consecutive 16 bytes of a row (whole rows per instruction once kHeadDim >= 256). Inline, not
+    // tile::store_rows_16b: passing O's base moves its arithmetic up, and a d-160 tile spills 8 B more on sm_90a.
     constexpr int kChunksO = kHeadDim / 8;  // 16-byte chunks per output row (kHeadDim is a multiple of 8)
     constexpr int kChunksWarp = Tr::kWarpRows * kChunksO;
     const int o_row0 = m0 + warp_row0;
