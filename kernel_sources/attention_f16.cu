@@ -275,10 +275,9 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
             }
         }
 
-        // ---- mask tiles that straddle seqlen_k or the causal diagonal
-        // ------------------------------------------------ Inline, not tile/mask.cuh: as a helper the row index loses
-        // the known low bits of warp_row0 + g and the d-64 causal defaults grow by 3 % SASS (bench/NOTES.md, "mma.sync
-        // kernel on the tile layer"; likewise below).
+        // ---- mask tiles that straddle seqlen_k or the causal diagonal ---------------------------------------------
+        // Inline, not tile/mask.cuh: as a helper the row index loses the known low bits of warp_row0 + g and the d-64
+        // causal defaults grow by 3 % SASS (bench/NOTES.md, "mma.sync kernel on the tile layer"; likewise below).
         const bool need_mask =
             (!kEvenMN && n0 + kBlockN > p.seqlen_k) || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
         if (need_mask) {
@@ -297,9 +296,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 
         ring.single_next_k(n_block, n0, load_k);
 
-        // ---- online softmax (log2 units, scale folded into the exponent)
-        // --------------------------------------------- Inline, not tile::online_softmax: same PTX but for register
-        // numbers, yet <128, 32, 128, 4, 2> (sm_80) spills.
+        // ---- online softmax (log2 units, scale folded into the exponent) ------------------------------------------
+        // Inline, not tile::online_softmax: same PTX but for register numbers, yet CI tile <128, 32, 128, 4, 2> spills.
         unsigned p_frag[kMTiles][kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         // O's rescale factor exp2(m_old - m_new) per row: applied in the P V section as O = O * alpha + PV_j, one
         // FFMA per element (nvcc / NVRTC contract a multiply here and an add there anyway under the default -fmad=true:
