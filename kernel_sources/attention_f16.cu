@@ -297,7 +297,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         ring.single_next_k(n_block, n0, load_k);
 
         // ---- online softmax (log2 units, scale folded into the exponent) ------------------------------------------
-        // Inline, not tile::online_softmax: same PTX but for register numbers, yet CI tile <128, 32, 128, 4, 2> spills.
+        // The per-row steps of tile/softmax.cuh in this kernel's loops: tile::online_softmax numbers the PTX registers
+        // differently, and the CI tile <128, 32, 128, 4, 2> (sm_80) then spills 8 B.
         unsigned p_frag[kMTiles][kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         // O's rescale factor exp2(m_old - m_new) per row: applied in the P V section as O = O * alpha + PV_j, one
         // FFMA per element (nvcc / NVRTC contract a multiply here and an add there anyway under the default -fmad=true:
@@ -308,27 +309,13 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         for (int mt = 0; mt < kMTiles; ++mt) {
             float m_use[2];
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                float row_max = kNegInf;
-#pragma unroll
-                for (int nt = 0; nt < kNTilesS; ++nt)
-                    row_max = fmaxf(row_max, fmaxf(acc_s[mt][nt][2 * h], acc_s[mt][nt][2 * h + 1]));
-                row_max = quad_max(row_max) * sl2;  // scale > 0: max commutes with the scaling; -inf stays -inf
-                const float m_new = fmaxf(m_i[mt][h], row_max);
-                m_use[h] = m_new == kNegInf ? 0.f : m_new;          // rows with no visible key yet: exp2(-inf - 0) = 0
-                alpha[mt][h] = exp2_approx(m_i[mt][h] - m_use[h]);  // first tile / no key yet: 0 (O is 0 anyway)
-                m_i[mt][h] = m_new;
-            }
+            for (int h = 0; h < 2; ++h)
+                m_use[h] = tile::softmax_row_max<false>(acc_s[mt], h, m_i[mt][h], alpha[mt][h], sl2, kNegInf);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                float row_sum = 0.f;
-#pragma unroll
-                for (int nt = 0; nt < kNTilesS; ++nt) {
-                    const float p0 = exp2_approx(fmaf(acc_s[mt][nt][2 * h], sl2, -m_use[h]));
-                    const float p1 = exp2_approx(fmaf(acc_s[mt][nt][2 * h + 1], sl2, -m_use[h]));
-                    row_sum += p0 + p1;
-                    p_frag[mt][nt][h] = pack2<kBf16>(p0, p1);
-                }
+                const float row_sum = tile::softmax_row_exp<false>(
+                    acc_s[mt], h, m_use[h], sl2,
+                    [&](int nt, float p0, float p1) { p_frag[mt][nt][h] = pack2<kBf16>(p0, p1); });
                 l_i[mt][h] = l_i[mt][h] * alpha[mt][h] + row_sum;
             }
         }
