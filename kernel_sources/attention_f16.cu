@@ -51,6 +51,7 @@
 #include "tile/epilogue.cuh"
 #include "tile/f16_types.cuh"
 #include "tile/kv_ring.cuh"
+#include "tile/mask.cuh"
 #include "tile/softmax.cuh"
 #include "tile/swizzle.cuh"
 
@@ -276,8 +277,10 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         }
 
         // ---- mask tiles that straddle seqlen_k or the causal diagonal ---------------------------------------------
-        // Inline, not tile/mask.cuh: as a helper the row index loses the known low bits of warp_row0 + g and the d-64
-        // causal defaults grow by 3 % SASS (bench/NOTES.md, "mma.sync kernel on the tile layer"; likewise below).
+        // The predicate and coordinates of tile/mask.cuh in this kernel's own loop: tile::mask_fragment, which takes
+        // the row base as an argument, loses the known low bits of warp_row0 + g, and the d-64 causal defaults grow by
+        // 3 % SASS (bench/NOTES.md, "mma.sync kernel on the tile layer"). The inlined predicate leaves SASS counts,
+        // registers and spills of every default tile unchanged (ptxas only flips some compares).
         const bool need_mask =
             (!kEvenMN && n0 + kBlockN > p.seqlen_k) || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
         if (need_mask) {
@@ -286,12 +289,11 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 #pragma unroll
                 for (int nt = 0; nt < kNTilesS; ++nt)
 #pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const int row = m0 + warp_row0 + mt * 16 + (e / 2) * 8 + g;
-                        const int col = n0 + nt * 8 + 2 * t + (e % 2);
-                        if ((!kEvenMN && col >= p.seqlen_k) || (kCausal && col > row + p.causal_offset))
+                    for (int e = 0; e < 4; ++e)
+                        if (tile::key_masked<kEvenMN, kCausal>(tile::frag_row(m0 + warp_row0 + mt * 16, e, g),
+                                                               tile::frag_col(n0, nt, e, t), p.seqlen_k,
+                                                               p.causal_offset))
                             acc_s[mt][nt][e] = kNegInf;
-                    }
         }
 
         ring.single_next_k(n_block, n0, load_k);
