@@ -109,8 +109,8 @@ def shapes(args, dtype_name):
     return rows
 
 
-def check_and_time(fa, sets, o, causal, code, ref, rows, peer_err, tol, flops, args):
-    """(rel err, TFLOP/s or None when wrong) of one fa-jit build: poisoned output, float64 check, then timing."""
+def check(fa, sets, o, causal, code, ref, rows, peer_err, tol):
+    """(rel err, ok) of one fa-jit build on input set 0: poisoned output, float64 check."""
     q, k, v = sets[0]
     o.fill_(float("nan"))
     fa(q, k, v, o, causal, code)
@@ -118,10 +118,17 @@ def check_and_time(fa, sets, o, causal, code, ref, rows, peer_err, tol, flops, a
     err = rel_err(o, ref, rows)
     # Within the dtype's tolerance, or no worse than 1.5x the peer on the same inputs.
     ok = bool(torch.isfinite(o).all()) and math.isfinite(err) and (err < tol or err <= 1.5 * peer_err)
-    if not ok:
-        return err, None
-    ms = time_ms(lambda q, k, v: fa(q, k, v, o, causal, code), sets, args.warmup, args.reps)
-    return err, flops / ms / 1e9
+    return err, ok
+
+
+def time_builds(builds, sets, o, causal, code, args):
+    """Median ms of each build, timed in `args.rounds` alternating rounds (A B A B ...) of args.reps repetitions, so
+    that clock and thermal drift during a row fall on every build alike."""
+    per_build = [[] for _ in builds]
+    for _ in range(args.rounds):
+        for i, fa in enumerate(builds):
+            per_build[i].append(time_ms(lambda q, k, v: fa(q, k, v, o, causal, code), sets, args.warmup, args.reps))
+    return [statistics.median(ms) for ms in per_build]
 
 
 def run_dtype(args, fa, dtype_name, base=None):
@@ -148,16 +155,22 @@ def run_dtype(args, fa, dtype_name, base=None):
         with sdpa_kernel(PEERS[yardstick]):
             peer_err = rel_err(F.scaled_dot_product_attention(q, k, v, is_causal=causal), ref, rows)
         row[f"{yardstick}_rel_err"] = peer_err
-        err, row["fa_jit_tflops"] = check_and_time(fa, sets, o, causal, code, ref, rows, peer_err, tol, flops, args)
+        err, ok = check(fa, sets, o, causal, code, ref, rows, peer_err, tol)
         row["fa_jit_rel_err"] = err
-        if row["fa_jit_tflops"] is None:
+        if not ok:
             print(f"WRONG: fa-jit {row} rel err {err:.3g} (SDPA {yardstick} {peer_err:.3g})", flush=True)
+        builds = [fa] if ok else []
         if base:
-            base_err, row["base_tflops"] = check_and_time(base, sets, o, causal, code, ref, rows, peer_err, tol,
-                                                          flops, args)
+            base_err, base_ok = check(base, sets, o, causal, code, ref, rows, peer_err, tol)
             row["base_rel_err"] = base_err
-            if row["base_tflops"] is None:
+            if not base_ok:
                 print(f"WRONG: baseline {row} rel err {base_err:.3g}", flush=True)
+            elif ok:
+                builds.append(base)
+        times = time_builds(builds, sets, o, causal, code, args) if builds else []
+        row["fa_jit_tflops"] = flops / times[0] / 1e9 if ok else None
+        if base:
+            row["base_tflops"] = flops / times[1] / 1e9 if ok and base_ok else None
         for peer in peers:
             try:
                 with sdpa_kernel(PEERS[peer]):
@@ -201,6 +214,8 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--json", help="write the rows here")
     p.add_argument("--baseline-lib", help="a second fa-jit library to time beside --lib (e.g. an earlier commit's)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="alternating timing rounds per row for --lib and --baseline-lib (median over rounds)")
     args = p.parse_args()
 
     torch.manual_seed(0)
