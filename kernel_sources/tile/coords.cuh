@@ -10,10 +10,11 @@
 // Key range: tiles [0, n_block_max) hold every key some row of the query tile sees; under the causal mask row i
 // sees keys j <= i + causal_offset, so the last row of the tile bounds the range (0 tiles when it sees no key).
 //
-// Three steps, block_index -> tensor_bases -> key_tiles; block_coords runs them in a row. The fp32 and mma.sync
-// kernels take the index and the key range but write (some of) the bases out in the kernel body: the same pointer
-// arithmetic coming out of the helper lands elsewhere in the PTX (O's base above all), and at 255 registers ptxas
-// then spills more (bench/NOTES.md, "mma.sync kernel on the tile layer").
+// Three steps, block_index -> tensor_bases -> key_tiles, which each kernel calls where its register allocation wants
+// them: the fp32 and mma.sync kernels write (some of) the bases out in the kernel body, the wgmma kernel computes the
+// bases and the key range after its lane roles. The same arithmetic in another place lands elsewhere in the PTX, and
+// at 255 registers ptxas then spills more or the kernel runs slower (bench/NOTES.md, "mma.sync kernel on the tile
+// layer" and "Kernel families and the tile layer on the GPU").
 #pragma once
 
 #include "attention_params.cuh"
@@ -67,22 +68,6 @@ __device__ __forceinline__ int key_tiles(const AttentionParams& p, int m0) {
         n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
     }
     return n_block_max;
-}
-
-template <typename E>
-struct BlockCoords : TensorBases<E> {
-    int m0;           // first query row of the tile
-    int n_block_max;  // key tiles [0, n_block_max) can be visible to some row of the tile
-};
-
-template <typename E, int kBlockM, int kBlockN, bool kCausal>
-__device__ __forceinline__ BlockCoords<E> block_coords(const AttentionParams& p) {
-    const BlockIndex b = block_index<kBlockM, kCausal>(p);
-    BlockCoords<E> c;
-    static_cast<TensorBases<E>&>(c) = tensor_bases<E>(p, b);
-    c.m0 = b.m0;
-    c.n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, b.m0);
-    return c;
 }
 
 }  // namespace fa_jit::tile
