@@ -82,11 +82,18 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
 
-    // Block coordinates (tile/coords.cuh), the bases and key range after the lane roles: computed in one helper
-    // before them, the same arithmetic comes out in another PTX order and the kernel ran 2.5-3 % slower on an H100
-    // (d 128 causal; bench/NOTES.md, "Kernel families and the tile layer on the GPU").
+    // Block coordinates (tile/coords.cuh). Where the bases and the key range are computed changes ptxas's allocation
+    // at 255 registers, and the two masks want different places (H100, d 128, against the kernel before the tile
+    // layer): before the lane roles, causal runs 2.5-3 % slower; after them, non-causal runs 1.5-2 % slower
+    // (bench/NOTES.md, "Kernel families and the tile layer on the GPU").
     const BlockIndex bi = block_index<kBlockM, kCausal>(p);
     const int m0 = bi.m0;
+    TensorBases<unsigned short> bc;
+    int n_block_max;
+    if constexpr (!kCausal) {
+        bc = tensor_bases<unsigned short>(p, bi);
+        n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
+    }
 
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -94,8 +101,10 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     const int t = lane % 4;
     const int warp_row0 = warp * 16;      // this warp's 16 accumulator rows
     const int wg_row0 = (warp / 4) * 64;  // its warpgroup's 64 rows (the A operand of S)
-    const TensorBases<unsigned short> bc = tensor_bases<unsigned short>(p, bi);
-    const int n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
+    if constexpr (kCausal) {
+        bc = tensor_bases<unsigned short>(p, bi);
+        n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
+    }
 
     float acc_o[kDBlocks][8][4];
 #pragma unroll
