@@ -73,10 +73,6 @@ template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool 
 __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const __grid_constant__ AttentionParams p) {
     using namespace tile;
     using Tr = AttentionFwdWgmmaTraits<T, kBlockM, kBlockN, kHeadDim, kStages>;
-    constexpr bool kBf16 = Tr::kBf16;
-    constexpr int kNTilesS = Tr::kNTilesS;
-    constexpr int kDBlocks = Tr::kDBlocks;
-    constexpr unsigned kKVBytes = Tr::kKVBytes;
     const float kNegInf = neg_inf_f32();
 
     extern __shared__ float4 smem_raw[];
@@ -106,9 +102,9 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
     }
 
-    float acc_o[kDBlocks][8][4];
+    float acc_o[Tr::kDBlocks][8][4];
 #pragma unroll
-    for (int dc = 0; dc < kDBlocks; ++dc)
+    for (int dc = 0; dc < Tr::kDBlocks; ++dc)
 #pragma unroll
         for (int i = 0; i < 8; ++i) acc_o[dc][i][0] = acc_o[dc][i][1] = acc_o[dc][i][2] = acc_o[dc][i][3] = 0.f;
     float m_i[2] = {kNegInf, kNegInf};
@@ -123,7 +119,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
             smem, bc.v, p.v_row_stride, row0, p.seqlen_k);
     };
-    KVRing<kStages, kBlockN, kKVBytes> ring{sQ + Tr::kQBytes, 0};
+    KVRing<kStages, kBlockN, Tr::kKVBytes> ring{sQ + Tr::kQBytes, 0};
     if (n_block_max > 0) {  // Q_i with the first key tile in group 0, then kStages - 2 more tiles
         cp_async_tile<Swizzle128B<kBlockM>, Tr::kNThreads, kBlockM, kHeadDim / 8, kHeadDim, kEvenMN>(
             sQ, bc.q, p.q_row_stride, m0, p.seqlen_q);
@@ -138,10 +134,10 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         __syncthreads();  // tile `it` landed and is visible to wgmma; every warpgroup is done with the buffer refilled
         ring.refill(n_block, n0, load_k, load_v);
         const unsigned sK = ring.advance();
-        const unsigned sV = sK + kKVBytes;
+        const unsigned sV = sK + Tr::kKVBytes;
 
         // ---- S = Q K^T: k step ks reads 16 columns (32 bytes) inside column block ks / 4 ----------------------------
-        float acc_s[kNTilesS][4];
+        float acc_s[Tr::kNTilesS][4];
         wgmma::fence();
 #pragma unroll
         for (int ks = 0; ks < Tr::kKSteps; ++ks) {
@@ -151,7 +147,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
             for (int nc = 0; nc < Tr::kChunksS; ++nc) {
                 const unsigned long long b =
                     wgmma::desc_sw128(sK + (ks / 4) * (kBlockN * 128u) + nc * (64 * 128u) + (ks % 4) * 32u, 16, 1024);
-                wgmma::mma_ss<kBf16>(acc_s + 8 * nc, a, b, ks > 0);
+                wgmma::mma_ss<Tr::kBf16>(acc_s + 8 * nc, a, b, ks > 0);
             }
         }
         wgmma::commit();
@@ -162,16 +158,16 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         // -------------------------------------------------------------------------------------
         if (tile_needs_mask<kBlockN, kEvenMN, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
             mask_fragment<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
-        unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
+        unsigned p_frag[Tr::kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         float alpha[2];
         online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
-                       [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
+                       [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<Tr::kBf16>(p0, p1); });
 
         // ---- O = O * alpha + P V_j, 64 columns at a time: chunk dc computes while chunk dc - 1 is added to O
         // ---------
         float pv[2][8][4];
 #pragma unroll
-        for (int dc = 0; dc < kDBlocks; ++dc) {
+        for (int dc = 0; dc < Tr::kDBlocks; ++dc) {
             wgmma::fence();
 #pragma unroll
             for (int kc = 0; kc < kBlockN / 16; ++kc) {
@@ -181,7 +177,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
                                        p_frag[2 * kc + 1][1]};
                 const unsigned long long b =
                     wgmma::desc_sw128(sV + dc * (kBlockN * 128u) + kc * (16 * 128u), kBlockN * 128u, 1024);
-                wgmma::mma_rs_bt<kBf16>(pv[dc % 2], a, b, kc > 0);
+                wgmma::mma_rs_bt<Tr::kBf16>(pv[dc % 2], a, b, kc > 0);
             }
             wgmma::commit();
             if (dc > 0) {
@@ -191,8 +187,8 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
             }
         }
         wgmma::wait<0>();
-        wgmma::hold(pv[(kDBlocks - 1) % 2]);
-        rescale_add(acc_o[kDBlocks - 1], 0, alpha, pv[(kDBlocks - 1) % 2]);
+        wgmma::hold(pv[(Tr::kDBlocks - 1) % 2]);
+        rescale_add(acc_o[Tr::kDBlocks - 1], 0, alpha, pv[(Tr::kDBlocks - 1) % 2]);
     }
     ptx::cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)
 
@@ -205,11 +201,12 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         const RowTotals rt = row_totals(l_i[h]);
         const int row = m0 + warp_row0 + h * 8 + g;
 #pragma unroll
-        for (int dc = 0; dc < kDBlocks; ++dc)
+        for (int dc = 0; dc < Tr::kDBlocks; ++dc)
 #pragma unroll
             for (int nt = 0; nt < 8; ++nt)
-                ptx::st_shared_b32(o_stage + dc * (kBlockM * 128u) + h * (8 * 128u) + ((nt ^ g) * 16u),
-                                   pack2<kBf16>(acc_o[dc][nt][2 * h] * rt.inv_l, acc_o[dc][nt][2 * h + 1] * rt.inv_l));
+                ptx::st_shared_b32(
+                    o_stage + dc * (kBlockM * 128u) + h * (8 * 128u) + ((nt ^ g) * 16u),
+                    pack2<Tr::kBf16>(acc_o[dc][nt][2 * h] * rt.inv_l, acc_o[dc][nt][2 * h + 1] * rt.inv_l));
         if (bc.lse != nullptr && t == 0 && (kEvenMN || row < p.seqlen_q)) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
     }
     __syncwarp();  // the warp's O rows are in shared memory
