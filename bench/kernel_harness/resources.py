@@ -6,7 +6,7 @@ Needs no GPU; needs cuobjdump (or nvdisasm) for the SASS count: $CUOBJDUMP, PATH
 
   python3 resources.py [--only fp32|f16|wgmma|ref] [--jobs N] [--ptx-dir DIR] > table.txt
 
-Rows: the default tiles of src/attention/config.cpp for every variant (dtype, causal, kEvenMN) at head dims 64, 96,
+Rows: the default tiles of src/attention/families/ for every variant (dtype, causal, kEvenMN) at head dims 64, 96,
 128, 160, 256 (mma.sync), 64/128/192/256 (wgmma, sm_90a), 64/100/128/256 (fp32), and the spill-free reference tiles of
 tests/cpu/test_attention_f16_compile.cpp ("ref"). sass = instructions without NOPs; hash = first 8 hex digits of the
 SHA-1 of the opcode stream (operands included, addresses dropped): equal hashes mean identical SASS.
