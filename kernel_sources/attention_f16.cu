@@ -32,8 +32,8 @@
 //
 // Softmax: the row max is taken on raw scores and then scaled, so p.scale (and p.scale_log2) must be > 0.
 //
-// Tiles: attention() picks them in src/attention/families/f16_mma.cpp (measured fastest on an H100: <128, 128, d, 4, 2> for
-// d <= 64, <128, 64, d, 4, 2> for d <= 128, <64, 64, d, 4, 1> above; at 255 registers they may spill a few bytes);
+// Tiles: attention() picks them in src/attention/families/f16_mma.cpp (measured fastest on an H100: <128, 128, d, 4, 2>
+// for d <= 64, <128, 64, d, 4, 2> for d <= 128, <64, 64, d, 4, 1> above; at 255 registers they may spill a few bytes);
 // tests/cpu/test_attention_f16_compile.cpp keeps a spill-free alternative per head dim on sm_80 and sm_90a.
 // Measured numbers: bench/NOTES.md ("fp16/bf16 kernel").
 //
