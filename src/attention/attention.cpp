@@ -144,18 +144,6 @@ bool empty_problem(const AttentionArgs& a) {
     return a.batch == 0 || a.heads_q == 0 || a.seqlen_q == 0;
 }
 
-const char* element_type_name(DType dtype) {
-    switch (dtype) {
-        case DType::f32:
-            return "float";
-        case DType::f16:
-            return "fa_jit::half_t";
-        case DType::bf16:
-            return "fa_jit::bf16_t";
-    }
-    return "?";
-}
-
 }  // namespace
 
 void validate(const AttentionArgs& a) {
@@ -206,7 +194,7 @@ void attention_reference(const AttentionArgs& args, CUstream stream) {
     constexpr unsigned kThreads = 128;  // kReferenceThreads in attention_reference.cu
     CompileRequest request;
     request.source = kernel_source("attention_reference.cu");
-    const std::string expression = std::string("fa_jit::attention_reference<") + element_type_name(args.dtype) +
+    const std::string expression = std::string("fa_jit::attention_reference<") + kernel_element_type(args.dtype) +
                                    (args.causal ? ", true>" : ", false>");
     request.name_expressions = {expression};
     request.family = "reference";

@@ -101,6 +101,9 @@ std::shared_ptr<const KernelFamily> family_owning(const TileConfig& tile);
 // The first family that serves `problem` on `cc`, or null.
 std::shared_ptr<const KernelFamily> family_serving(const ProblemClass& problem, int cc);
 
+// The kernels' name for `dtype`'s element type: "float", "fa_jit::half_t" or "fa_jit::bf16_t".
+const char* kernel_element_type(DType dtype);
+
 // The shared memory a block may opt into on a GPU of compute capability `cc`.
 std::size_t max_shared_bytes(int cc);
 

@@ -84,6 +84,18 @@ std::shared_ptr<const KernelFamily> family_serving(const ProblemClass& problem, 
     return nullptr;
 }
 
+const char* kernel_element_type(DType dtype) {
+    switch (dtype) {
+        case DType::f32:
+            return "float";
+        case DType::f16:
+            return "fa_jit::half_t";
+        case DType::bf16:
+            return "fa_jit::bf16_t";
+    }
+    return "?";
+}
+
 std::size_t max_shared_bytes(int cc) {
     // Shared memory a block may opt into (CUDA programming guide, "compute capabilities").
     if (cc == 80 || cc == 87) return 163 * 1024;

@@ -26,8 +26,4 @@ void check_f16_args(const AttentionArgs& a) {
     if (a.scale) FA_JIT_REQUIRE(*a.scale > 0, "scale", "a positive number for fp16/bf16", std::to_string(*a.scale));
 }
 
-const char* f16_element_type(DType dtype) {
-    return dtype == DType::bf16 ? "fa_jit::bf16_t" : "fa_jit::half_t";
-}
-
 }  // namespace fa_jit::families

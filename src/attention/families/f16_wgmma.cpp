@@ -53,7 +53,7 @@ public:
     std::string source_name() const override { return "attention_f16_wgmma.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
         // <T, B_r, B_c, d, stages, causal, even_mn>: the warp count follows from B_r.
-        return {fmt::format("fa_jit::attention_fwd_f16_wgmma<{}, {}, {}, {}, {}, {}, {}>", f16_element_type(s.dtype),
+        return {fmt::format("fa_jit::attention_fwd_f16_wgmma<{}, {}, {}, {}, {}, {}, {}>", kernel_element_type(s.dtype),
                             s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal, s.even_mn)};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
