@@ -61,6 +61,18 @@ struct FA_JIT_API AttentionArgs {
     // A query that sees no key gets O = 0 and LSE = -inf.
     bool causal = false;
 
+    // ---- KV cache (decode) ----
+    // Optional device int32 [batch]: sequence b attends to the first seqused_k[b] keys of its seqlen_k (a KV cache
+    // preallocated to seqlen_k). Causal alignment uses the used length. The host never reads it; kernels clamp each
+    // entry to [0, seqlen_k] (FA_JIT_CHECK=1 rejects a bad entry instead, see README).
+    const int* seqused_k = nullptr;
+    // Split-KV: key blocks each (sequence, KV head) is split into, for families that split (decode); 0 = choose.
+    int num_splits = 0;
+    // Optional device scratch of at least attention_workspace_size(*this) bytes, 256-byte aligned, used only during
+    // the call (stream-ordered). Null: the library's workspace for (device, stream), grown on demand and reused.
+    void* workspace = nullptr;
+    std::size_t workspace_bytes = 0;
+
     // Fills all four stride sets for contiguous BSHD or BHSD tensors.
     AttentionArgs& layout_bshd();
     AttentionArgs& layout_bhsd();
@@ -69,6 +81,10 @@ struct FA_JIT_API AttentionArgs {
 // Runs attention on `stream`. Throws InvalidArgument (naming the argument) before anything reaches the GPU,
 // CompileError or CudaError. Zero-size problems return at once.
 FA_JIT_API void attention(const AttentionArgs& args, CUstream stream);
+
+// Device scratch bytes attention(args, stream) needs on the current device (0 for most prefill problems). A call
+// captured in a CUDA graph must not allocate: pass a workspace of this size, or make one call on the stream first.
+FA_JIT_API std::size_t attention_workspace_size(const AttentionArgs& args);
 
 // Plain attention with float64 accumulation, for checking results (slow; same semantics and arguments).
 FA_JIT_API void attention_reference(const AttentionArgs& args, CUstream stream);

@@ -31,18 +31,34 @@ typedef struct fa_jit_strides {
     int64_t batch, head, row;
 } fa_jit_strides;
 
+/* Extensible: a caller fills the struct with fa_jit_attention_args_init(), which sets struct_size to the size it was
+ * compiled with and every field to its default, then sets what it needs. The library reads only the fields that
+ * struct_size covers (later fields keep their defaults), so code compiled against an older header keeps working when
+ * fields are added at the end. */
 typedef struct fa_jit_attention_args {
-    const void* q;  /* [batch, heads_q,  seqlen_q, head_dim] */
-    const void* k;  /* [batch, heads_kv, seqlen_k, head_dim] */
-    const void* v;  /* [batch, heads_kv, seqlen_k, head_dim] */
-    void* o;        /* [batch, heads_q,  seqlen_q, head_dim] */
-    float* lse;     /* optional, may be NULL: [batch, heads_q, seqlen_q] fp32, natural log */
+    uint32_t struct_size; /* sizeof(fa_jit_attention_args) of the caller's header: set by fa_jit_attention_args_init */
+    const void* q;        /* [batch, heads_q,  seqlen_q, head_dim] */
+    const void* k;        /* [batch, heads_kv, seqlen_k, head_dim] */
+    const void* v;        /* [batch, heads_kv, seqlen_k, head_dim] */
+    void* o;              /* [batch, heads_q,  seqlen_q, head_dim] */
+    float* lse;           /* optional, may be NULL: [batch, heads_q, seqlen_q] fp32, natural log */
     fa_jit_dtype dtype;
     int32_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
     fa_jit_strides q_strides, k_strides, v_strides, o_strides;
     float scale;    /* 0 means 1/sqrt(head_dim) */
     int32_t causal; /* nonzero: causal mask aligned bottom-right */
+    /* ---- KV cache (decode) ---- */
+    const int32_t* seqused_k; /* optional device int32 [batch]: keys each sequence uses (clamped to [0, seqlen_k]) */
+    int32_t num_splits;       /* split-KV block count per (sequence, KV head); 0 = choose */
+    void* workspace;          /* optional device scratch, >= fa_jit_attention_workspace_size() bytes; NULL = pooled */
+    uint64_t workspace_bytes;
 } fa_jit_attention_args;
+
+/* Sets struct_size and every field to its default (zeros: no tensors, fp32, default scale, not causal). */
+FA_JIT_C_API void fa_jit_attention_args_init(fa_jit_attention_args* args);
+
+/* The device workspace bytes fa_jit_attention(args) needs on the current device, in *bytes. */
+FA_JIT_C_API fa_jit_status fa_jit_attention_workspace_size(const fa_jit_attention_args* args, uint64_t* bytes);
 
 /* Runs attention on `stream` (a CUstream / cudaStream_t; NULL for the default stream). */
 FA_JIT_C_API fa_jit_status fa_jit_attention(const fa_jit_attention_args* args, void* stream);

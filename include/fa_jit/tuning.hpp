@@ -128,6 +128,16 @@ FA_JIT_API Kernel attention_kernel(const AttentionKernelSpec& spec);
 // even_mn variant its family has), or with `all_tiles` those of every tile that runs there.
 FA_JIT_API std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int cc, bool all_tiles);
 
+// What attention(args, stream, tile) runs on the current device: the family, its tile, the split count (1 for
+// families that do not split the keys) and the workspace bytes. Compiles nothing; throws like attention().
+struct FA_JIT_API AttentionChoice {
+    std::string family;
+    TileConfig tile;
+    int num_splits = 1;
+    std::size_t workspace_bytes = 0;
+};
+FA_JIT_API AttentionChoice attention_choice(const AttentionArgs& args, const TileConfig& tile = {});
+
 // attention() with `tile` instead of the chosen configuration (empty: choose). Throws InvalidArgument naming
 // "tile" for a tile no family serving the problem accepts, or one this GPU cannot run.
 FA_JIT_API void attention(const AttentionArgs& args, CUstream stream, const TileConfig& tile);
