@@ -34,7 +34,9 @@ typedef struct fa_jit_strides {
 /* Extensible: a caller fills the struct with fa_jit_attention_args_init(), which sets struct_size to the size it was
  * compiled with and every field to its default, then sets what it needs. The library reads only the fields that
  * struct_size covers (later fields keep their defaults), so code compiled against an older header keeps working when
- * fields are added at the end. */
+ * fields are added at the end. A struct_size short of the first version's fields (0: a struct set with memset) is
+ * rejected; one larger than the library's struct (a newer header) is accepted only if the bytes the library does not
+ * know are zero, i.e. no feature it lacks is asked for. */
 typedef struct fa_jit_attention_args {
     uint32_t struct_size; /* sizeof(fa_jit_attention_args) of the caller's header: set by fa_jit_attention_args_init */
     const void* q;        /* [batch, heads_q,  seqlen_q, head_dim] */
