@@ -13,25 +13,52 @@ symbols) and times it next to this one on the same inputs: the "base" and "new/b
 
 Accuracy yardstick: the relative error against float64 of SDPA's flash backend (FlashAttention-2) for fp16/bf16,
 of its efficient backend for fp32 (flash has no fp32), on the same inputs and rows.
+
+Decode (KV-cache) rows, instead of the prefill rows:
+
+    python3 bench/compare.py --lib build/libfa_jit.so --decode [--ragged] [--quick] [--dtype bf16 fp16]
+                             [--head-dims 128 64 256] [--decode-batches 1 16 64] [--decode-heads-kv 32 8 1]
+                             [--decode-seqlens-k 1k 4k ...] [--kv-limit-gb 40] [--no-fa4] [--fa4-site DIR]
+
+--decode: batch 1/16/64, 32 query heads over 32/8/1 KV heads, Nq 1 (no mask) and Nq 4 (causal, bottom-right),
+Nk 1k..128k (--quick: 4k, 32k, 128k), shapes whose K+V cache exceeds --kv-limit-gb skipped. The caches are BSHD
+([batch, seqlen, heads, d], as FlashAttention keeps them); SDPA and fa-jit get [batch, heads, seqlen, d] views.
+Peers: SDPA's flash, cudnn and efficient backends, GQA through enable_gqa=True, or, where a backend rejects that,
+on K/V expanded with repeat_interleave beforehand ("rep": it then reads group-times the bytes; the expansion is not
+timed); Nq > 1 causal through torch.nn.attention.bias.causal_lower_right. FlashAttention-4 (flash-attn-4,
+`flash_attn.cute`) when importable, from --fa4-site (default $FA4_SITE or /tmp/fa4site) if that folder exists; on
+sm_8x/sm_9x with num_splits=1 (its split-KV path is Blackwell-only), elsewhere with its split heuristic.
+--ragged: batch 16, a 32k cache of which each sequence uses a random length (seqused_k), fa-jit against
+FlashAttention-4 (flash_attn_varlen_func(seqused_k=...)); SDPA with an explicit mask is checked, not timed.
+Per row: KV TB/s = bytes of K and V read (2 * B * H_kv * Nk * d * element size; with seqused_k the used keys) / time,
+and fa-jit / the best peer. Correctness first: the float64 reference on up to 4 sequences of the batch (all query
+rows and heads), fa-jit's output poisoned with NaN beforehand, each peer's error on the same rows for scale. Decode
+timing: back-to-back calls queued behind a sleep kernel (torch.cuda._sleep) long enough for the host to enqueue
+them, median over batches of 10 calls: the GPU time per call without the host's launch overhead, which at a few
+microseconds per kernel would otherwise dominate (and differs between Python wrappers). fa-jit's split count is
+not in the C ABI: `fa-jit-bench --preset decode` reports it.
 """
 import argparse
 import ctypes
 import json
 import math
+import os
+import site
 import statistics
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention.bias import causal_lower_right
 
 
 class Strides(ctypes.Structure):
     _fields_ = [("batch", ctypes.c_int64), ("head", ctypes.c_int64), ("row", ctypes.c_int64)]
 
 
-class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h
-    _fields_ = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+_ARGS_FIELDS = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
                 ("lse", ctypes.c_void_p), ("dtype", ctypes.c_int),
                 ("batch", ctypes.c_int32), ("heads_q", ctypes.c_int32), ("heads_kv", ctypes.c_int32),
                 ("seqlen_q", ctypes.c_int32), ("seqlen_k", ctypes.c_int32), ("head_dim", ctypes.c_int32),
@@ -39,9 +66,23 @@ class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h
                 ("scale", ctypes.c_float), ("causal", ctypes.c_int32)]
 
 
+class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h (filled by fa_jit_attention_args_init)
+    _fields_ = ([("struct_size", ctypes.c_uint32)] + _ARGS_FIELDS +
+                [("seqused_k", ctypes.c_void_p), ("num_splits", ctypes.c_int32), ("workspace", ctypes.c_void_p),
+                 ("workspace_bytes", ctypes.c_uint64)])
+
+
+class ArgsV0(ctypes.Structure):  # the same before struct_size: libraries without fa_jit_attention_args_init
+    _fields_ = _ARGS_FIELDS
+
+
 DTYPES = {"fp32": (torch.float32, 0), "fp16": (torch.float16, 1), "bf16": (torch.bfloat16, 2)}
 PEERS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
          "efficient": SDPBackend.EFFICIENT_ATTENTION}
+
+
+def kilo(text):  # "32k" -> 32768, "4096" -> 4096
+    return int(text[:-1]) * 1024 if text.lower().endswith("k") else int(text)
 
 
 def strides(t):  # [B, H, N, d] tensor -> element strides
@@ -52,17 +93,61 @@ def strides(t):  # [B, H, N, d] tensor -> element strides
 class FaJit:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+        # A library from before the extensible struct (an older --baseline-lib) gets the old layout.
+        self.extensible = hasattr(self.lib, "fa_jit_attention_args_init")
+        self.Args = Args if self.extensible else ArgsV0
         self.lib.fa_jit_attention.restype = ctypes.c_int
-        self.lib.fa_jit_attention.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
+        self.lib.fa_jit_attention.argtypes = [ctypes.POINTER(self.Args), ctypes.c_void_p]
         self.lib.fa_jit_last_error.restype = ctypes.c_char_p
+        if self.extensible:
+            self.lib.fa_jit_attention_args_init.restype = None
+            self.lib.fa_jit_attention_args_init.argtypes = [ctypes.POINTER(Args)]
+            self.lib.fa_jit_attention_workspace_size.restype = ctypes.c_int
+            self.lib.fa_jit_attention_workspace_size.argtypes = [ctypes.POINTER(Args), ctypes.POINTER(ctypes.c_uint64)]
 
-    def __call__(self, q, k, v, o, causal, dtype_code):
-        a = Args(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), None, dtype_code,
-                 q.shape[0], q.shape[1], k.shape[1], q.shape[2], k.shape[2], q.shape[3],
-                 strides(q), strides(k), strides(v), strides(o), 0.0, int(causal))
-        status = self.lib.fa_jit_attention(ctypes.byref(a), ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+    def args(self, q, k, v, o, causal, dtype_code, seqused_k=None, num_splits=0):
+        """The C arguments for [B, H, N, d] tensors (any strides with a contiguous last dimension)."""
+        a = self.Args()
+        if self.extensible:
+            self.lib.fa_jit_attention_args_init(ctypes.byref(a))
+        elif seqused_k is not None or num_splits:
+            raise RuntimeError("this fa-jit library predates seqused_k and num_splits")
+        a.q, a.k, a.v, a.o, a.lse = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), None
+        a.dtype = dtype_code
+        a.batch, a.heads_q, a.heads_kv = q.shape[0], q.shape[1], k.shape[1]
+        a.seqlen_q, a.seqlen_k, a.head_dim = q.shape[2], k.shape[2], q.shape[3]
+        a.q_strides, a.k_strides, a.v_strides, a.o_strides = strides(q), strides(k), strides(v), strides(o)
+        a.scale, a.causal = 0.0, int(causal)
+        if self.extensible:
+            a.seqused_k = seqused_k.data_ptr() if seqused_k is not None else None
+            a.num_splits = num_splits
+        return a
+
+    def run(self, a, stream=None):
+        if stream is None:
+            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        status = self.lib.fa_jit_attention(ctypes.byref(a), stream)
         if status != 0:
             raise RuntimeError(f"fa_jit_attention: status {status}: {self.lib.fa_jit_last_error().decode()}")
+
+    def __call__(self, q, k, v, o, causal, dtype_code, **kwargs):
+        self.run(self.args(q, k, v, o, causal, dtype_code, **kwargs))
+
+    def bind(self, q, k, v, o, causal, dtype_code, **kwargs):
+        """A call with its arguments built once, on the current stream (what a decode loop would do)."""
+        a = self.args(q, k, v, o, causal, dtype_code, **kwargs)
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        return lambda: self.run(a, stream)
+
+    def workspace_size(self, q, k, v, o, causal, dtype_code, **kwargs):
+        """fa_jit_attention_workspace_size() of these arguments, or None for a library without it."""
+        if not self.extensible:
+            return None
+        n = ctypes.c_uint64(0)
+        a = self.args(q, k, v, o, causal, dtype_code, **kwargs)
+        if self.lib.fa_jit_attention_workspace_size(ctypes.byref(a), ctypes.byref(n)) != 0:
+            raise RuntimeError(f"fa_jit_attention_workspace_size: {self.lib.fa_jit_last_error().decode()}")
+        return n.value
 
 
 def time_ms(fn, input_sets, warmup, reps):
@@ -204,12 +289,417 @@ def run_dtype(args, fa, dtype_name, base=None):
     return results
 
 
+# ---- Decode (KV cache) ----------------------------------------------------------------------------------------------
+
+DECODE_PEERS = ["flash", "cudnn", "efficient", "fa4"]
+DECODE_TOL = {"fp32": 1e-4, "fp16": 3e-3, "bf16": 2e-2}
+L2_BYTES = 60e6  # H100/H200: 50-60 MB
+
+
+class Fa4:
+    """FlashAttention-4 (flash-attn-4: `flash_attn.cute`), or why it is not there."""
+
+    def __init__(self, site_dir, disabled):
+        self.func = self.varlen = None
+        self.why = "disabled (--no-fa4)" if disabled else None
+        self.num_splits = 1
+        if disabled:
+            return
+        if site_dir and os.path.isdir(site_dir):
+            site.addsitedir(site_dir)  # runs the wheels' .pth files (nvidia-cutlass-dsl's puts its packages on the path)
+        try:
+            try:
+                from flash_attn.cute import flash_attn_func, flash_attn_varlen_func
+            except ImportError:
+                # A FlashAttention-2 install (a regular flash_attn package) hides FA4's namespace package of that name.
+                import flash_attn
+                extra = os.path.join(site_dir or "", "flash_attn")
+                if not os.path.isdir(os.path.join(extra, "cute")):
+                    raise
+                flash_attn.__path__.append(extra)
+                from flash_attn.cute import flash_attn_func, flash_attn_varlen_func
+        except Exception as e:  # not installed, or the CUTLASS DSL does not load
+            self.why = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+            return
+        self.func, self.varlen = flash_attn_func, flash_attn_varlen_func
+        # FA4's split-KV path asserts on sm_8x and sm_9x ("SplitKV not supported on SM 9.0"); its heuristic
+        # (num_splits < 1) would choose splits there, so those GPUs get num_splits=1.
+        major = torch.cuda.get_device_capability()[0]
+        self.num_splits = 1 if major in (8, 9) else 0
+
+    def __bool__(self):
+        return self.func is not None
+
+    def __call__(self, q, k, v, causal, seqused_k=None):  # BSHD tensors
+        if seqused_k is None:
+            return self.func(q, k, v, causal=causal, num_splits=self.num_splits)[0]
+        return self.varlen(q, k, v, seqused_k=seqused_k, causal=causal, num_splits=self.num_splits)[0]
+
+
+_sleep_cycles_per_ms = None
+
+
+def sleep_cycles_per_ms():
+    """Clock cycles of torch.cuda._sleep per millisecond on this GPU (measured once)."""
+    global _sleep_cycles_per_ms
+    if _sleep_cycles_per_ms is None:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1_000_000)
+        start.record()
+        torch.cuda._sleep(20_000_000)
+        end.record()
+        end.synchronize()
+        _sleep_cycles_per_ms = 20_000_000 / max(start.elapsed_time(end), 1e-3)
+    return _sleep_cycles_per_ms
+
+
+def time_queued_us(calls, warmup, reps, batch=10):
+    """Median GPU microseconds per call of `calls` (zero-argument callables, one per input set, run in turn): each
+    batch of back-to-back calls is enqueued behind a sleep kernel that outlasts the host's enqueueing, so that the
+    events time the GPU's work and the gaps between kernels, not the host's launch overhead. A batch whose
+    enqueueing outlasted its sleep (the GPU may have waited for the host) is dropped and the sleep doubled; when every
+    batch is (a call that waits for the GPU), their median is returned all the same. -> (us, whether queued)."""
+    n, i = len(calls), 0
+    for _ in range(max(1, warmup)):
+        calls[i % n]()
+        i += 1
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(batch):  # the host's enqueue cost (the GPU runs behind or keeps up)
+        calls[i % n]()
+        i += 1
+    sleep_ms = 2 * (time.perf_counter() - t0) * 1e3 + 0.2
+    torch.cuda.synchronize()
+    per_call, dropped, tries = [], [], 0
+    while len(per_call) < max(3, reps // batch) and tries < max(3, reps // batch) + 4:
+        tries += 1
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(int(sleep_cycles_per_ms() * sleep_ms))
+        t0 = time.perf_counter()
+        start.record()
+        for _ in range(batch):
+            calls[i % n]()
+            i += 1
+        end.record()
+        enqueue_ms = (time.perf_counter() - t0) * 1e3
+        end.synchronize()
+        us = start.elapsed_time(end) * 1e3 / batch
+        if enqueue_ms > 0.8 * sleep_ms:
+            dropped.append(us)
+            sleep_ms = min(2 * enqueue_ms, 2000.0)
+            continue
+        per_call.append(us)
+    return (statistics.median(per_call), True) if per_call else (statistics.median(dropped), False)
+
+
+def decode_reference(q, k, v, causal, batches, used=None):
+    """float64 attention of the sequences `batches`: q [B, Nq, Hq, d], k/v [B, Nk, Hkv, d] (BSHD); sequence b sees its
+    first used[b] keys (all without `used`), causal bottom-right aligned to that length. -> [len, Nq, Hq, d]."""
+    nq, hq, d = q.shape[1], q.shape[2], q.shape[3]
+    hkv = k.shape[2]
+    g = hq // hkv
+    out = []
+    for b in batches:
+        n = k.shape[1] if used is None else int(used[b])
+        qb = q[b].double().transpose(0, 1).reshape(hkv, g * nq, d)  # query head h reads KV head h // g
+        ob = torch.zeros(hkv, g * nq, d, dtype=torch.float64, device=q.device)
+        chunk = max(1, int(1e9 // max(1, n * d * 8)))  # KV heads per float64 copy of about 1 GB
+        for h0 in range(0, hkv, chunk):
+            h1 = min(hkv, h0 + chunk)
+            kb = k[b, :n, h0:h1].double().transpose(0, 1)  # [h, n, d]
+            vb = v[b, :n, h0:h1].double().transpose(0, 1)
+            s = (qb[h0:h1] @ kb.transpose(-1, -2)) / math.sqrt(d)  # [h, g*Nq, n]
+            if causal:
+                i = torch.arange(nq, device=q.device).repeat(g)  # row r is query r % Nq
+                j = torch.arange(n, device=q.device)
+                s = s.masked_fill(~(j[None, :] <= i[:, None] + (n - nq)), float("-inf"))
+            ob[h0:h1] = torch.softmax(s, dim=-1).nan_to_num(0.0) @ vb
+            del kb, vb, s
+        out.append(ob.reshape(hq, nq, d).transpose(0, 1))
+    return torch.stack(out)
+
+
+def decode_err(out, ref, batches):  # out [B, Nq, Hq, d]
+    x = out[batches].double()
+    return ((x - ref).norm() / ref.norm()).item()
+
+
+def sdpa_decode(q, k, v, causal, nq, nk, gqa):
+    """SDPA on [B, H, N, d] views; bottom-right causal for Nq > 1 through CausalBias."""
+    mask = causal_lower_right(nq, nk) if causal and nq > 1 else None
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
+
+
+def decode_shapes(args, dtype):
+    seqlens_k = args.decode_seqlens_k or ([4096, 32768, 131072] if args.quick else
+                                          [1024, 4096, 16384, 32768, 65536, 131072])
+    rows, skipped = [], []
+    for d in args.head_dims:
+        for b in args.decode_batches:
+            for hkv in args.decode_heads_kv:
+                for nq, causal in ((1, False), (4, True)):
+                    for nk in seqlens_k:
+                        shape = (b, args.decode_heads_q, hkv, nq, nk, d, causal)
+                        (skipped if 2 * b * hkv * nk * d * dtype.itemsize > args.kv_limit_gb * 1e9 else rows).append(shape)
+    return rows, skipped
+
+
+def peer_modes(name, g):
+    """How a peer is asked for GQA, in order of preference: natively, else on expanded K/V."""
+    if g == 1:
+        return ["mha"]
+    return ["native"] if name == "fa4" else ["gqa", "rep"]
+
+
+def run_decode_row(args, builds, fa4, dtype_name, shape, used_lengths=None):
+    """One decode row: correctness of every implementation on input set 0, then the timing of each correct one.
+    `builds`: [(name, FaJit)]; `used_lengths`: a seqused_k row (ragged set) or None."""
+    dtype, code = DTYPES[dtype_name]
+    b, hq, hkv, nq, nk, d, causal = shape
+    g = hq // hkv
+    ragged = used_lengths is not None
+    kv_bytes = 2 * b * hkv * nk * d * dtype.itemsize
+    read_keys = sum(used_lengths) if ragged else b * nk  # (sequence, key) pairs read
+    read_bytes = 2 * hkv * read_keys * d * dtype.itemsize
+    visible = sum((n * nq - nq * (nq - 1) // 2) if causal else n * nq
+                  for n in (used_lengths if ragged else [nk] * b))
+    flops = 4.0 * hq * d * visible
+    row = {"kind": "ragged" if ragged else "decode", "dtype": dtype_name, "batch": b, "heads_q": hq, "heads_kv": hkv,
+           "seqlen_q": nq, "seqlen_k": nk, "head_dim": d, "causal": causal, "kv_cache_gb": kv_bytes / 1e9,
+           "kv_read_gb": read_bytes / 1e9}
+
+    set_bytes = kv_bytes + 2 * b * nq * hq * d * dtype.itemsize
+    n_sets = max(1, min(256, math.ceil(2 * L2_BYTES / set_bytes)))  # > 2x L2 when small
+    sets = [tuple(torch.randn(b, n, h, d, device="cuda", dtype=dtype) for n, h in ((nq, hq), (nk, hkv), (nk, hkv)))
+            for _ in range(n_sets)]  # BSHD q, k, v
+    views = [tuple(t.transpose(1, 2) for t in s) for s in sets]  # [B, H, N, d] for SDPA and fa-jit
+    used = torch.tensor(used_lengths, dtype=torch.int32, device="cuda") if ragged else None
+    o = torch.empty(b, nq, hq, d, device="cuda", dtype=dtype)  # fa-jit writes BSHD through a BHSD view
+    oh = o.transpose(1, 2)
+
+    # Correctness: float64 on up to 4 sequences (the first, the last, two random), every query row and head.
+    gen = torch.Generator().manual_seed(1234 + b + nk)
+    picks = sorted({0, b - 1} | set(torch.randint(0, b, (2,), generator=gen).tolist()))
+    batches = torch.tensor(picks, device="cuda")
+    q, k, v = sets[0]
+    ref = decode_reference(q, k, v, causal, picks, used_lengths)
+    tol = DECODE_TOL[dtype_name]
+
+    # Peers: each one's output on set 0, its error, then (if it ran) its calls over every set.
+    peer_calls, expanded = {}, None
+    peers = ["fa4"] if ragged else DECODE_PEERS
+    for name in peers:
+        row[f"{name}_mode"], row[f"{name}_rel_err"], row[f"{name}_why"] = None, None, None
+        if name == "fa4" and not fa4:
+            row["fa4_why"] = fa4.why
+            continue
+        for mode in peer_modes(name, g):
+            try:
+                if name == "fa4":
+                    fn = (lambda q_, k_, v_: fa4(q_, k_, v_, causal, used))
+                    call_sets = sets
+                    out = fn(*sets[0])
+                else:
+                    if mode == "rep":
+                        if expanded is None:
+                            need = g * kv_bytes * n_sets
+                            if need > args.kv_limit_gb * 1e9 or need > 0.8 * torch.cuda.mem_get_info()[0]:
+                                raise RuntimeError(f"K/V expanded {g}x would take {need / 1e9:.0f} GB")
+                            expanded = [(qh, kh.repeat_interleave(g, dim=1), vh.repeat_interleave(g, dim=1))
+                                        for qh, kh, vh in views]
+                        call_sets = expanded
+                    else:
+                        call_sets = views
+                    backend = PEERS[name]
+                    gqa = mode == "gqa"
+
+                    def fn(q_, k_, v_, backend=backend, gqa=gqa):
+                        with sdpa_kernel(backend):
+                            return sdpa_decode(q_, k_, v_, causal, nq, nk, gqa)
+                    out = fn(*call_sets[0]).transpose(1, 2)
+                torch.cuda.synchronize()
+                row[f"{name}_rel_err"] = decode_err(out, ref, batches)
+                row[f"{name}_mode"] = mode
+                peer_calls[name] = [(lambda s=s, fn=fn: fn(*s)) for s in call_sets]
+                break
+            except Exception as e:  # the backend does not take this dtype, shape, mask or GQA mode
+                row[f"{name}_why"] = f"{mode}: {type(e).__name__}: {e}".splitlines()[0][:160]
+                torch.cuda.synchronize()
+        if row[f"{name}_rel_err"] is not None and not row[f"{name}_rel_err"] < 10 * tol:
+            print(f"note: {name} ({row[f'{name}_mode']}) rel err {row[f'{name}_rel_err']:.2e} on {shape}", flush=True)
+    if ragged:
+        # SDPA with an explicit mask, for correctness only (the default dispatcher: whatever backend takes a mask).
+        try:
+            j = torch.arange(nk, device="cuda")
+            i = torch.arange(nq, device="cuda")
+            mask = j[None, None, :] < used[:, None, None]
+            if causal:
+                mask = mask & (j[None, None, :] <= i[None, :, None] + (used[:, None, None] - nq))
+            qh, kh, vh = views[0]
+            out = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=mask[:, None], enable_gqa=g > 1)
+            row["sdpa_mask_rel_err"] = decode_err(out.transpose(1, 2), ref, batches)
+        except Exception as e:
+            row["sdpa_mask_rel_err"] = None
+            row["sdpa_mask_why"] = f"{type(e).__name__}: {e}".splitlines()[0][:160]
+    # The yardstick: the first peer with a result, FlashAttention first; fa-jit is held to its dtype's tolerance or
+    # to 1.5x the yardstick's error on the same rows.
+    errs = [(row[f"{p}_rel_err"], p) for p in ["flash", "fa4", "cudnn", "efficient", "sdpa_mask"]
+            if row.get(f"{p}_rel_err") is not None]
+    yard_err, yardstick = errs[0] if errs else (0.0, None)
+    row["yardstick"] = yardstick
+
+    # fa-jit builds: poisoned output, then the check; timed only when right.
+    ok_builds = []
+    for name, fa in builds:
+        key = "fa_jit" if name == "fa-jit" else name
+        row[f"{key}_tbps"] = row[f"{key}_us"] = row[f"{key}_tflops"] = None
+        try:
+            qh, kh, vh = views[0]
+            row[f"{key}_workspace_bytes"] = fa.workspace_size(qh, kh, vh, oh, causal, code, seqused_k=used)
+            o.fill_(float("nan"))
+            fa(qh, kh, vh, oh, causal, code, seqused_k=used)
+            torch.cuda.synchronize()
+            err = decode_err(o, ref, batches)
+            row[f"{key}_rel_err"] = err
+            ok = bool(torch.isfinite(o).all()) and math.isfinite(err) and (err < tol or err <= 1.5 * yard_err)
+        except Exception as e:  # rejected (e.g. a library without seqused_k), or failed
+            row[f"{key}_rel_err"], ok = None, False
+            row[f"{key}_why"] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+        if not ok:
+            print(f"WRONG: {name} on {shape}: rel err {row[f'{key}_rel_err']} (tolerance {tol:g}, "
+                  f"{yardstick} {yard_err:.2e}) {row.get(f'{key}_why') or ''}", flush=True)
+            continue
+        ok_builds.append(key)
+        calls = [fa.bind(qh, kh, vh, oh, causal, code, seqused_k=used) for qh, kh, vh in views]
+        peer_calls = {key: calls, **peer_calls}
+
+    for name, calls in peer_calls.items():
+        if name in peers or name in ok_builds:
+            try:
+                us, queued = time_queued_us(calls, args.warmup, args.reps)
+            except Exception as e:
+                row[f"{name}_why"] = f"timing: {e}".splitlines()[0][:160]
+                continue
+            row[f"{name}_us"] = us
+            row[f"{name}_host_bound"] = not queued
+            row[f"{name}_tbps"] = read_bytes / us / 1e6
+            row[f"{name}_tflops"] = flops / us / 1e6
+    best = max((p for p in peers if row.get(f"{p}_tbps")), key=lambda p: row[f"{p}_tbps"], default=None)
+    row["best_peer"] = best
+    row["ratio"] = row["fa_jit_tbps"] / row[f"{best}_tbps"] if best and row.get("fa_jit_tbps") else None
+    del sets, views, expanded, o, oh, peer_calls, q, k, v, ref
+    torch.cuda.empty_cache()
+    return row
+
+
+def tbps_cell(row, name):
+    t = row.get(f"{name}_tbps")
+    if not t:
+        return "-"
+    return (f"{t:.2f}" + ("r" if row.get(f"{name}_mode") == "rep" else "") +
+            ("h" if row.get(f"{name}_host_bound") else ""))
+
+
+def decode_line(row, names):
+    c = "c" if row["causal"] else " "
+    cells = "  ".join(f"{n} {tbps_cell(row, n if n != 'fa-jit' else 'fa_jit')}" for n in names)
+    ratio = f"{row['ratio']:.2f}" if row.get("ratio") else "-"
+    err = row.get("fa_jit_rel_err")
+    yard = row.get("yardstick")
+    return (f"B={row['batch']:<3d} Hkv={row['heads_kv']:<3d} Nq={row['seqlen_q']}{c} Nk={row['seqlen_k']:<7d} "
+            f"d={row['head_dim']:<3d} {cells}  best {row.get('best_peer') or '-'} ratio {ratio}  "
+            f"err {err if err is not None else float('nan'):.1e}"
+            + (f" ({yard} {row[yard + '_rel_err']:.1e})" if yard else ""))
+
+
+def decode_table(rows, names, title):
+    keys = [n if n != "fa-jit" else "fa_jit" for n in names]
+    head = (f"{'B':>3s} {'Hkv':>4s} {'Nq':>3s} {'Nk':>7s} {'d':>4s} {'KV GB':>6s} " +
+            " ".join(f"{n:>9s}" for n in names) + f" {'best':>9s} {'ratio':>6s} {'err':>8s}  ({title}, KV TB/s)")
+    lines = [head]
+    for r in rows:
+        c = "c" if r["causal"] else ""
+        line = (f"{r['batch']:3d} {r['heads_kv']:4d} {str(r['seqlen_q']) + c:>3s} {r['seqlen_k']:7d} "
+                f"{r['head_dim']:4d} {r['kv_read_gb']:6.2f} " + " ".join(f"{tbps_cell(r, k):>9s}" for k in keys))
+        ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
+        err = r.get("fa_jit_rel_err")
+        line += f" {r.get('best_peer') or '-':>9s} {ratio:>6s} {err if err is not None else float('nan'):8.1e}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def gqa_modes(rows, peers):
+    """Which way each peer took GQA (rows with H_kv < H_q), e.g. 'flash: gqa; efficient: rep'."""
+    out = []
+    for p in peers:
+        modes = sorted({r[f"{p}_mode"] for r in rows if r["heads_kv"] < r["heads_q"] and r.get(f"{p}_mode")})
+        out.append(f"{p}: {'/'.join(modes) if modes else '-'}")
+    return "; ".join(out)
+
+
+def run_decode(args, builds, fa4, dtype_name):
+    dtype = DTYPES[dtype_name][0]
+    shapes_, skipped = decode_shapes(args, dtype)
+    print(f"# decode {dtype_name}: {len(shapes_)} rows ({len(skipped)} over {args.kv_limit_gb:g} GB of K+V skipped)"
+          + ("" if fa4 else f"; FlashAttention-4 not available: {fa4.why}"), flush=True)
+    names = [n for n, _ in builds] + DECODE_PEERS
+    rows = []
+    for shape in shapes_:
+        row = run_decode_row(args, builds, fa4, dtype_name, shape)
+        rows.append(row)
+        print(decode_line(row, names), flush=True)
+    print("\n" + decode_table(rows, names, f"decode {dtype_name}"))
+    print(f"r = on K/V expanded with repeat_interleave, h = host-bound (calls wait for the GPU: not queued); "
+          f"GQA taken as {gqa_modes(rows, DECODE_PEERS)}")
+    for p in DECODE_PEERS:
+        whys = {r[f"{p}_why"] for r in rows if r.get(f"{p}_why") and not r.get(f"{p}_tbps")}
+        for why in sorted(whys)[:3]:
+            print(f"  {p} not run: {why}")
+    return rows
+
+
+def run_ragged(args, builds, fa4, dtype_name):
+    gen = torch.Generator().manual_seed(4321)
+    b, nk = args.ragged_batch, args.ragged_seqlen_k
+    names = [n for n, _ in builds] + ["fa4"]
+    rows = []
+    print(f"# ragged {dtype_name}: B={b}, a {nk}-key cache, seqused_k random in [Nq, {nk}]"
+          + ("" if fa4 else f"; FlashAttention-4 not available: {fa4.why}"), flush=True)
+    for d in args.head_dims:
+        for hkv in args.decode_heads_kv:
+            for nq, causal in ((1, False), (4, True)):
+                used = torch.randint(nq, nk + 1, (b,), generator=gen).tolist()
+                row = run_decode_row(args, builds, fa4, dtype_name,
+                                     (b, args.decode_heads_q, hkv, nq, nk, d, causal), used)
+                row["seqused_k"] = used
+                rows.append(row)
+                mask_err = row.get("sdpa_mask_rel_err")
+                print(decode_line(row, names) + (f"  sdpa+mask err {mask_err:.1e}" if mask_err is not None else
+                                                 f"  sdpa+mask: {row.get('sdpa_mask_why')}"), flush=True)
+    print("\n" + decode_table(rows, names, f"ragged {dtype_name}, KV GB = keys used"))
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lib", default="build/libfa_jit.so")
-    p.add_argument("--dtype", default=["fp32"], nargs="+", choices=DTYPES)
-    p.add_argument("--head-dims", type=int, nargs="+", default=[64, 128])
+    p.add_argument("--dtype", nargs="+", choices=DTYPES, help="default fp32 (--decode, --ragged: bf16 fp16)")
+    p.add_argument("--head-dims", type=int, nargs="+", help="default 64 128 (--decode, --ragged: 128)")
     p.add_argument("--quick", action="store_true", help="fewer sequence lengths")
+    p.add_argument("--decode", action="store_true", help="the decode rows instead of the prefill rows")
+    p.add_argument("--ragged", action="store_true",
+                   help="the ragged rows (seqused_k) instead of the prefill rows (with --decode: after them)")
+    p.add_argument("--decode-batches", type=int, nargs="+", default=[1, 16, 64])
+    p.add_argument("--decode-heads-q", type=int, default=32)
+    p.add_argument("--decode-heads-kv", type=int, nargs="+", default=[32, 8, 1])
+    p.add_argument("--decode-seqlens-k", type=kilo, nargs="+",
+                   help="cache lengths (1k = 1024); default 1k 4k 16k 32k 64k 128k, --quick 4k 32k 128k")
+    p.add_argument("--kv-limit-gb", type=float, default=40, help="skip decode shapes whose K+V exceed this")
+    p.add_argument("--ragged-batch", type=int, default=16)
+    p.add_argument("--ragged-seqlen-k", type=kilo, default=32768, help="the ragged rows' cache length")
+    p.add_argument("--no-fa4", action="store_true", help="no FlashAttention-4 peer even when it is importable")
+    p.add_argument("--fa4-site", default=os.environ.get("FA4_SITE", "/tmp/fa4site"),
+                   help="a folder of FlashAttention-4 and its dependencies (pip install --target), if it exists")
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--json", help="write the rows here")
@@ -218,16 +708,39 @@ def main():
                    help="alternating timing rounds per row for --lib and --baseline-lib (median over rounds)")
     args = p.parse_args()
 
+    decode = args.decode or args.ragged
+    args.dtype = args.dtype or (["bf16", "fp16"] if decode else ["fp32"])
+    args.head_dims = args.head_dims or ([128] if decode else [64, 128])
+
     torch.manual_seed(0)
     fa = FaJit(args.lib)
     base = FaJit(args.baseline_lib) if args.baseline_lib else None
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     results = []
-    for dtype_name in args.dtype:
-        results += run_dtype(args, fa, dtype_name, base)
+    if decode:
+        fa4 = Fa4(args.fa4_site, args.no_fa4)
+        print(f"# FlashAttention-4: {'flash_attn.cute, num_splits=%d' % fa4.num_splits if fa4 else fa4.why}",
+              flush=True)
+        builds = [("fa-jit", fa)] + ([("base", base)] if base else [])
+        for dtype_name in args.dtype:
+            if args.decode:
+                results += run_decode(args, builds, fa4, dtype_name)
+            if args.ragged:
+                results += run_ragged(args, builds, fa4, dtype_name)
+    else:
+        for dtype_name in args.dtype:
+            results += run_dtype(args, fa, dtype_name, base)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    if decode:
+        ratios = [r["ratio"] for r in results if r.get("ratio")]
+        if ratios:
+            geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            print(f"\nfa-jit / best peer (KV TB/s) over {len(ratios)} rows: min {min(ratios):.2f}, geometric mean "
+                  f"{geo:.2f}, max {max(ratios):.2f}", flush=True)
+        return 0 if all(r.get("fa_jit_tbps") for r in results) and all(
+            r.get("base_tbps", 1) for r in results) else 1
     if base:
         ratios = [r["fa_jit_tflops"] / r["base_tflops"] for r in results if r["fa_jit_tflops"] and r["base_tflops"]]
         if ratios:

@@ -52,6 +52,7 @@
 #include "tile/f16_types.cuh"
 #include "tile/kv_ring.cuh"
 #include "tile/mask.cuh"
+#include "tile/mma16816.cuh"
 #include "tile/softmax.cuh"
 #include "tile/swizzle.cuh"
 
@@ -107,31 +108,10 @@ namespace f16_detail {
 using namespace ptx;  // exp2_approx, cp_async_*, quad_max, quad_sum, shared / global accesses, ...
 using tile::pack2;
 
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
-// D[16x8] += A[16x16] (row) * B[16x8] (col), 16-bit inputs, fp32 accumulate.
-template <bool kBf16>
-__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    if (kBf16)
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    else
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+using tile::ldmatrix_x4;
+using tile::ldmatrix_x4_trans;
+using tile::mma_16816;
+using tile::swz_pair;
 
 // Rows [row0, row0 + kRows) of a [rows_total, kHeadDim] matrix (row stride `stride` elements) -> swizzled shared
 // tile (tile/copy.cuh); rows >= rows_total (checked unless kEven) and the padding columns are zero-filled.
@@ -140,12 +120,6 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
                                           int rows_total) {
     tile::cp_async_tile<tile::SwizzleRows64<Tr::kDSmem>, Tr::kNThreads, kRows, Tr::kChunksLoad, Tr::kHeadDim, kEven>(
         smem, gmem, stride, row0, rows_total);
-}
-
-// Byte offset of logical chunk 2 * cpair + (lane's chunk bit) in a row whose (row & 7) the lane already folded into
-// `lane_x` = chunk_bit ^ (row & 7): the XOR with a compile-time constant keeps per-lane address registers few.
-__device__ __forceinline__ unsigned swz_pair(unsigned lane_x, int cpair) {
-    return ((lane_x ^ ((2 * cpair) & 6)) | ((2 * cpair) & ~7)) * 16u;
 }
 
 }  // namespace f16_detail

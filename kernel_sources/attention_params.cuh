@@ -32,6 +32,18 @@ struct AttentionParams {
     // Causal masking, aligned bottom-right: query row i sees key column j iff j <= i + causal_offset,
     // with causal_offset = seqlen_k - seqlen_q. Rows that see no key produce O = 0 and LSE = -inf.
     int causal_offset;
+
+    // Per-sequence KV lengths (decode against a preallocated cache), or null: sequence b uses its first seqused_k[b]
+    // keys, clamped to [0, seqlen_k] in the kernel (device data the host never sees is never trusted). With it, the
+    // causal offset is seqused_k[b] - seqlen_q (tile::used_keys, tile::causal_offset).
+    const int* seqused_k;
+
+    // Split-KV (the decode family): the keys of each (sequence, KV head) are split into num_splits blocks. With more
+    // than one, each block writes its normalised partial O and its LSE to the workspace and a combine kernel merges
+    // them; with one, the block writes O and LSE itself.
+    int num_splits;
+    float* partial_lse;  // [num_splits][batch][heads_q][seqlen_q]
+    float* partial_o;    // [num_splits][batch][heads_q][seqlen_q][head_dim]
 };
 
 }  // namespace fa_jit

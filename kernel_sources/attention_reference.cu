@@ -8,13 +8,15 @@
 // Launch:           grid (ceil(seqlen_q / 128), heads_q, batch), block 128 threads, no dynamic shared memory.
 //
 // One thread per query row, float64 throughout, two passes over the keys (row max, then sum and P @ V):
-//   s_j = scale * q . k_j    for visible keys j (j < seqlen_k and, if causal, j <= i + causal_offset)
+//   s_j = scale * q . k_j    for visible keys j (j < used and, if causal, j <= i + used - seqlen_q), where used is
+//                            seqlen_k or the clamped seqused_k[batch]
 //   m = max_j s_j,  l = sum_j exp(s_j - m),  o = sum_j exp(s_j - m) v_j / l,  lse = m + log(l)
 // A row that sees no key gets o = 0 and lse = -inf. O is rounded once to T; LSE is written as float.
 #pragma once
 
 #include "attention_params.cuh"
 #include "dtypes.cuh"
+#include "tile/coords.cuh"
 
 namespace fa_jit {
 
@@ -36,8 +38,9 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
     T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + row * p.o_row_stride;
 
     // Keys [0, n_visible) are visible to this row.
-    long long last = kCausal ? static_cast<long long>(row) + p.causal_offset : static_cast<long long>(p.seqlen_k) - 1;
-    if (last > p.seqlen_k - 1) last = p.seqlen_k - 1;
+    const int used = tile::used_keys(p, batch);
+    long long last = kCausal ? static_cast<long long>(row) + tile::causal_offset(p, used) : used - 1LL;
+    if (last > used - 1) last = used - 1;
     const int n_visible = last < 0 ? 0 : static_cast<int>(last + 1);
 
     double q_row[kReferenceMaxHeadDim];

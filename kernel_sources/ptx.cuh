@@ -63,4 +63,21 @@ __device__ __forceinline__ void st_global_v4(void* ptr, const unsigned (&r)[4]) 
                  : "memory");
 }
 
+__device__ __forceinline__ void st_global_v2(void* ptr, unsigned a, unsigned b) {
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(ptr), "r"(a), "r"(b) : "memory");
+}
+__device__ __forceinline__ void ld_global_v4(unsigned (&r)[4], const void* ptr) {
+    asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "l"(ptr)
+                 : "memory");
+}
+
+// Reductions over a warp.
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+    for (int d = 16; d >= 1; d /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, d));
+    return x;
+}
+
 }  // namespace fa_jit::ptx

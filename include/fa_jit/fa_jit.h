@@ -4,6 +4,7 @@
 #define FA_JIT_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* What libfa_jit exports (it is built with hidden symbols by default). */
 #if defined(__GNUC__) && !defined(FA_JIT_STATIC_DEFINE)
@@ -56,8 +57,15 @@ typedef struct fa_jit_attention_args {
     uint64_t workspace_bytes;
 } fa_jit_attention_args;
 
-/* Sets struct_size and every field to its default (zeros: no tensors, fp32, default scale, not causal). */
-FA_JIT_C_API void fa_jit_attention_args_init(fa_jit_attention_args* args);
+/* Sets every field to its default (zeros: no tensors, fp32, default scale, not causal) and struct_size to the size of
+ * the struct this header declares. Inline, so the size is the caller's, never the library's: a library with a longer
+ * struct cannot write past a caller's shorter one. FFI callers (ctypes, ...) zero their struct and set struct_size to
+ * their struct's size themselves. */
+static inline void fa_jit_attention_args_init(fa_jit_attention_args* args) {
+    if (!args) return;
+    memset(args, 0, sizeof *args);
+    args->struct_size = (uint32_t)sizeof *args;
+}
 
 /* The device workspace bytes fa_jit_attention(args) needs on the current device, in *bytes. */
 FA_JIT_C_API fa_jit_status fa_jit_attention_workspace_size(const fa_jit_attention_args* args, uint64_t* bytes);

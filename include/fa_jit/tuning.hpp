@@ -47,8 +47,16 @@ struct FA_JIT_API ProblemClass {
     bool causal = false;
     int seqlen_q = 0;
     int seqlen_k = 0;
+    int group_size = 1;      // heads_q / heads_kv: decode packs a group's query heads into one tile
+    bool seqused_k = false;  // per-sequence KV lengths (only families that read them serve the problem)
     static ProblemClass of(const AttentionArgs& args) {
-        return {args.dtype, args.head_dim, args.causal, args.seqlen_q, args.seqlen_k};
+        return {args.dtype,
+                args.head_dim,
+                args.causal,
+                args.seqlen_q,
+                args.seqlen_k,
+                args.heads_kv > 0 ? args.heads_q / args.heads_kv : 1,
+                args.seqused_k != nullptr};
     }
 };
 

@@ -58,6 +58,18 @@ __device__ __forceinline__ TensorBases<E> tensor_bases(const AttentionParams& p,
     return {q, k, v, o, lse};
 }
 
+// The keys sequence `batch` uses: p.seqused_k[batch] clamped to [0, seqlen_k], or seqlen_k without per-sequence
+// lengths. The clamp keeps a malformed entry from addressing past the tensors the host validated.
+__device__ __forceinline__ int used_keys(const AttentionParams& p, int batch) {
+    if (p.seqused_k == nullptr) return p.seqlen_k;
+    const int used = p.seqused_k[batch];
+    return used < 0 ? 0 : (used > p.seqlen_k ? p.seqlen_k : used);
+}
+// Bottom-right causal alignment against the used keys: query i sees key j iff j <= i + used - seqlen_q.
+__device__ __forceinline__ int causal_offset(const AttentionParams& p, int used_keys) {
+    return used_keys - p.seqlen_q;
+}
+
 // Key tiles [0, n_block_max) visible to some row of the query tile starting at m0.
 template <int kBlockM, int kBlockN, bool kCausal>
 __device__ __forceinline__ int key_tiles(const AttentionParams& p, int m0) {

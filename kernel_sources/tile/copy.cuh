@@ -12,15 +12,15 @@ namespace fa_jit::tile {
 // 16-bit elements into a swizzled Layout (tile/swizzle.cuh), 16-byte chunks: kChunksRow chunks per row, of which the
 // ones at columns >= kHeadDim are zero-filled (head dims padded up to the MMA's k step). Thread i copies chunks i,
 // i + kNThreads, ... so that consecutive threads read consecutive 16 bytes of a row. kEven: the caller guarantees
-// row0 + kRows <= rows_total (no row bounds checks).
+// row0 + kRows <= rows_total (no row bounds checks). `tid` in [0, kNThreads): the copying thread's index (threadIdx.x
+// for a block-wide copy, the lane for a warp's own copy).
 template <class Layout, int kNThreads, int kRows, int kChunksRow, int kHeadDim, bool kEven>
 __device__ __forceinline__ void cp_async_tile(unsigned smem, const unsigned short* gmem, long long stride, int row0,
-                                              int rows_total) {
+                                              int rows_total, int tid) {
     static_assert(kChunksRow * 8 >= kHeadDim && kChunksRow * 8 < kHeadDim + 16,
                   "kChunksRow chunks of 8 elements cover kHeadDim, padded by less than one 16-element k step");
     static_assert(kHeadDim % 8 == 0, "16-byte chunks need a head dim that is a multiple of 8 elements");
     constexpr bool kPadded = kChunksRow * 8 != kHeadDim;  // chunks past kHeadDim exist and are zero-filled
-    const int tid = threadIdx.x;
     if (kNThreads % kChunksRow == 0) {  // every thread keeps one column chunk: pointer bumps, no division per chunk
         constexpr int kRowsPerIter = kNThreads / kChunksRow;
         const int ch = tid % kChunksRow;
@@ -49,6 +49,14 @@ __device__ __forceinline__ void cp_async_tile(unsigned smem, const unsigned shor
                              ok ? gmem + static_cast<long long>(row0 + r) * stride + ch * 8 : gmem, ok ? 16 : 0);
         }
     }
+}
+
+// The block-wide copy: every thread of the block takes part.
+template <class Layout, int kNThreads, int kRows, int kChunksRow, int kHeadDim, bool kEven>
+__device__ __forceinline__ void cp_async_tile(unsigned smem, const unsigned short* gmem, long long stride, int row0,
+                                              int rows_total) {
+    cp_async_tile<Layout, kNThreads, kRows, kChunksRow, kHeadDim, kEven>(smem, gmem, stride, row0, rows_total,
+                                                                         static_cast<int>(threadIdx.x));
 }
 
 // fp32 elements into rows of kSmemStride floats (padded strides, attention_fp32_layout.cuh), kHeadDimPad columns

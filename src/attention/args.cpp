@@ -6,8 +6,11 @@
 #include <string>
 
 #include "attention/validate.hpp"
+#include "attention/families/decode_splits.hpp"
 
 namespace fa_jit {
+
+using families::kMaxSplits;
 
 std::string to_string(DType dtype) {
     switch (dtype) {
@@ -112,6 +115,14 @@ void validate_problem(const AttentionArgs& a) {
     FA_JIT_REQUIRE(a.heads_q <= 65535, "heads_q", "<= 65535", std::to_string(a.heads_q));
     FA_JIT_REQUIRE(a.batch <= 65535, "batch", "<= 65535", std::to_string(a.batch));
     if (a.scale) FA_JIT_REQUIRE(std::isfinite(*a.scale), "scale", "a finite number", std::to_string(*a.scale));
+    FA_JIT_REQUIRE(a.num_splits >= 0 && a.num_splits <= kMaxSplits, "num_splits",
+                   "in [0, " + std::to_string(kMaxSplits) + "] (0: choose)", std::to_string(a.num_splits));
+    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.seqused_k) % alignof(int) == 0, "seqused_k",
+                   "a 4-byte aligned device pointer or null", pointer_string(a.seqused_k));
+    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.workspace) % 256 == 0, "workspace",
+                   "a 256-byte aligned device pointer or null", pointer_string(a.workspace));
+    FA_JIT_REQUIRE(a.workspace != nullptr || a.workspace_bytes == 0, "workspace_bytes", "0 when workspace is null",
+                   std::to_string(a.workspace_bytes));
 }
 
 void validate_tensors(const AttentionArgs& a) {

@@ -12,6 +12,8 @@
 #include "attention/validate.hpp"
 #include "cache/kernel_table.hpp"
 #include "driver/driver_api.hpp"
+#include "launch/workspace.hpp"
+#include "attention/metadata_check.hpp"
 
 namespace fa_jit {
 namespace {
@@ -23,12 +25,14 @@ struct ProblemKey {
     DType dtype;
     int head_dim;
     bool causal;
-    int seqlen_q_bucket, seqlen_k_bucket;
+    int group_size;
+    bool seqused_k;
+    int seqlen_q_bucket, seqlen_k_bucket;  // query_length_class(), seqlen_bucket()
     int seqlen_q_align, seqlen_k_align;  // tile_alignment(): decides AttentionKernelSpec::even_mn
     TileConfig tile;                     // the caller's override, or empty
     bool operator==(const ProblemKey& o) const noexcept {
         return context == o.context && dtype == o.dtype && head_dim == o.head_dim && causal == o.causal &&
-               seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket &&
+               group_size == o.group_size && seqused_k == o.seqused_k && seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket &&
                seqlen_q_align == o.seqlen_q_align && seqlen_k_align == o.seqlen_k_align && tile == o.tile;
     }
 };
@@ -36,7 +40,8 @@ struct ProblemKeyHash {
     std::size_t operator()(const ProblemKey& k) const noexcept {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
         for (int v :
-             {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.seqlen_q_bucket, k.seqlen_k_bucket,
+             {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.group_size,
+              static_cast<int>(k.seqused_k), k.seqlen_q_bucket, k.seqlen_k_bucket,
               k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
         return h ^ std::hash<std::string>{}(k.tile.variant);
@@ -60,26 +65,39 @@ CUcontext current_context() {
     return context;
 }
 
-LoadedAttention load(const AttentionArgs& a, const TileConfig& forced) {
+// The family and specialization that run `a` on the current device (`forced`: the caller's tile, or empty).
+// Compiles nothing.
+struct Resolved {
+    std::shared_ptr<const KernelFamily> family;
+    AttentionKernelSpec spec;
+};
+Resolved resolve(const AttentionArgs& a, const TileConfig& forced) {
     validate(a);  // the full check once per problem class: every family that could run it
     const DeviceInfo& device = current_device();
     const ProblemClass problem = ProblemClass::of(a);
-    LoadedAttention l;
+    Resolved r;
     if (forced.empty()) {
-        l.spec = attention_spec(a, choose_tile_config(device, problem));
+        r.spec = attention_spec(a, choose_tile_config(device, problem));
     } else {
         const auto owner = family_owning(forced);
         if (!owner || !owner->accepts(a.dtype, a.head_dim) || !owner->tile_is_legal(a.head_dim, forced))
             throw InvalidArgument("tile", "a configuration listed by tile_configs(dtype, head_dim)",
                                   forced.to_string());
         if (!owner->serves(problem, device.cc()))
-            throw InvalidArgument(
-                "tile",
-                fmt::format("a configuration this GPU (sm_{}) runs: {} tiles need another", device.cc(), owner->name()),
-                forced.to_string());
-        l.spec = attention_spec(a, forced);
+            throw InvalidArgument("tile",
+                                  fmt::format("a configuration of a family serving this problem on this GPU (sm_{}); "
+                                              "{} does not",
+                                              device.cc(), owner->name()),
+                                  forced.to_string());
+        r.spec = attention_spec(a, forced);
     }
-    l.family = family_owning(l.spec.tile);
+    r.family = family_owning(r.spec.tile);
+    return r;
+}
+
+LoadedAttention load(const AttentionArgs& a, const TileConfig& forced) {
+    Resolved r = resolve(a, forced);
+    LoadedAttention l{std::move(r.family), r.spec, {}};
     const CompileRequest request = attention_compile_request(l.spec, "");
     for (const std::string& expression : request.name_expressions)
         // Arch-specific (sm_90a on Hopper), matching attention_arch(): what warmup puts in the cache.
@@ -93,7 +111,9 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
                          a.dtype,
                          a.head_dim,
                          a.causal,
-                         seqlen_bucket(a.seqlen_q),
+                         a.heads_q / a.heads_kv,
+                         a.seqused_k != nullptr,
+                         query_length_class(a.seqlen_q),
                          seqlen_bucket(a.seqlen_k),
                          tile_alignment(a.seqlen_q),
                          tile_alignment(a.seqlen_k),
@@ -122,6 +142,8 @@ AttentionParams make_params(const AttentionArgs& a) {
     p.scale = a.scale ? *a.scale : 1.0f / std::sqrt(static_cast<float>(a.head_dim));
     p.scale_log2 = p.scale * 1.4426950408889634f;  // log2(e)
     p.causal_offset = a.seqlen_k - a.seqlen_q;
+    p.seqused_k = a.seqused_k;
+    p.num_splits = 1;
     return p;
 }
 
@@ -167,6 +189,18 @@ void attention(const AttentionArgs& args, CUstream stream) {
     attention(args, stream, TileConfig{});
 }
 
+// The workspace a plan needs: the caller's (checked against the plan) or the stream's.
+void* workspace_for(const LaunchPlan& plan, const AttentionArgs& args, CUstream stream) {
+    if (plan.workspace_bytes == 0) return nullptr;
+    if (args.workspace) {
+        FA_JIT_REQUIRE(args.workspace_bytes >= plan.workspace_bytes, "workspace_bytes",
+                       fmt::format("at least {} bytes (attention_workspace_size())", plan.workspace_bytes),
+                       std::to_string(args.workspace_bytes));
+        return args.workspace;
+    }
+    return reinterpret_cast<void*>(stream_workspace(stream, plan.workspace_bytes));
+}
+
 void attention(const AttentionArgs& args, CUstream stream, const TileConfig& tile) {
     // validate()'s checks in its order, without its allocations: argument errors come before any driver call.
     validate_problem(args);
@@ -177,15 +211,32 @@ void attention(const AttentionArgs& args, CUstream stream, const TileConfig& til
     if (!tile.empty()) check_forced_tile(args, tile);
     if (empty_problem(args)) return;
     const LoadedAttention& l = loaded_attention(args, tile);
-    const LaunchPlan plan = l.family->plan(l.spec, args);
-    if (plan.workspace_bytes != 0)
-        throw Error(fmt::format("kernel family {} asks for {} bytes of workspace, which attention() cannot provide",
-                                l.family->name(), plan.workspace_bytes));
-    const AttentionParams params = make_params(args);
+    const LaunchPlan plan = l.family->plan(l.spec, args, l.kernels.front().device());
+    AttentionParams params = make_params(args);
+    params.num_splits = plan.num_splits;
+    l.family->bind_workspace(params, workspace_for(plan, args, stream));
+    if (metadata_checks_enabled()) check_device_metadata(args, stream);
     for (int i = 0; i < plan.count; ++i) {
         const KernelLaunch& k = plan.launches[i];
         launch(l.kernels.at(k.kernel), {{k.grid[0], k.grid[1], k.grid[2]}, {k.block}, k.shared_bytes, stream}, params);
     }
+}
+
+std::size_t attention_workspace_size(const AttentionArgs& args) {
+    return attention_choice(args).workspace_bytes;
+}
+
+AttentionChoice attention_choice(const AttentionArgs& args, const TileConfig& tile) {
+    validate(args);
+    if (!tile.empty()) check_forced_tile(args, tile);
+    if (empty_problem(args)) return {};
+    const Resolved r = resolve(args, tile);
+    const LaunchPlan plan = r.family->plan(r.spec, args, current_device());
+    return {r.family->name(), r.spec.tile, plan.num_splits, plan.workspace_bytes};
+}
+
+void attention_release_workspace(CUstream stream) {
+    release_stream_workspace(stream);
 }
 
 void attention_reference(const AttentionArgs& args, CUstream stream) {

@@ -3,7 +3,7 @@
 // the tuning file, warmup and the sweep iterate the registry and never branch on which family runs.
 //
 // Choosing: families are asked in ascending priority(); the first whose serves(problem, cc) is true runs the
-// problem. Built-in order: f16-wgmma (10), f16-mma (20), fp32 (30).
+// problem. Built-in order: decode (5), f16-wgmma (10), f16-mma (20), fp32 (30).
 #pragma once
 
 #include <array>
@@ -31,6 +31,7 @@ struct LaunchPlan {
     static constexpr int kMaxLaunches = 4;
     std::array<KernelLaunch, kMaxLaunches> launches{};
     int count = 0;
+    int num_splits = 1;               // split-KV: key blocks per (sequence, KV head); AttentionParams::num_splits
     std::size_t workspace_bytes = 0;  // scratch the launches share (split-KV partials); 0: none
 };
 
@@ -49,9 +50,10 @@ public:
     virtual bool accepts_dtype(DType dtype) const = 0;
     // Whether its binaries run on a GPU of compute capability `cc`.
     virtual bool runs_on(int cc) const = 0;
-    // Whether it should run `problem` on `cc` (accepts() and runs_on(), plus any feature it lacks).
+    // Whether it should run `problem` on `cc`: accepts() and runs_on(), and every feature the problem uses. The
+    // default serves problems without per-sequence KV lengths (seqused_k).
     virtual bool serves(const ProblemClass& problem, int cc) const {
-        return accepts(problem.dtype, problem.head_dim) && runs_on(cc);
+        return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && !problem.seqused_k;
     }
     // Preconditions beyond validate_problem() and validate_tensors() (alignment, stride multiples, scale sign): throws
     // InvalidArgument naming the argument. Runs on every call: must not allocate unless it throws.
@@ -75,9 +77,12 @@ public:
     virtual std::vector<std::string> kernels(const AttentionKernelSpec& spec) const = 0;
     virtual int threads(const AttentionKernelSpec& spec) const { return spec.tile.warps * 32; }
     virtual std::size_t shared_bytes(const AttentionKernelSpec& spec) const = 0;
-    // The launches of one call. Default: the main kernel over (query tiles, heads_q, batch), no workspace.
-    // Runs on every call: must not allocate.
-    virtual LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& args) const;
+    // The launches of one call on `device`. Default: the main kernel over (query tiles, heads_q, batch), no
+    // workspace. Runs on every call: must not allocate.
+    virtual LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& args, const DeviceInfo& device) const;
+    // Points the kernels' parameters at the plan's workspace (null when workspace_bytes is 0): the family alone
+    // knows its layout.
+    virtual void bind_workspace(AttentionParams&, void* /*workspace*/) const {}
 };
 
 // Adds `family` to the registry (the built-in families do so from their own files at load time); a family of the

@@ -103,7 +103,7 @@ std::size_t max_shared_bytes(int cc) {
     return 99 * 1024;  // 8.6, 8.9, 12.x and anything unknown: the smallest of the sm_80+ parts
 }
 
-LaunchPlan KernelFamily::plan(const AttentionKernelSpec& spec, const AttentionArgs& args) const {
+LaunchPlan KernelFamily::plan(const AttentionKernelSpec& spec, const AttentionArgs& args, const DeviceInfo&) const {
     LaunchPlan plan;
     plan.count = 1;
     KernelLaunch& l = plan.launches[0];

@@ -157,12 +157,6 @@ void set_layout(fa_jit_attention_args* c, Layout layout) {
 
 extern "C" {
 
-void fa_jit_attention_args_init(fa_jit_attention_args* args) {
-    if (!args) return;
-    std::memset(args, 0, sizeof *args);
-    args->struct_size = static_cast<std::uint32_t>(sizeof *args);
-}
-
 fa_jit_status fa_jit_attention_workspace_size(const fa_jit_attention_args* args, uint64_t* bytes) {
     if (bytes) *bytes = 0;
     return guarded([&] {

@@ -35,6 +35,11 @@ namespace fa_jit::driver {
     X(cuMemcpyHtoD, 3020)                                                                                             \
     X(cuMemcpyDtoH, 3020)                                                                                             \
     X(cuMemsetD8, 3020)                                                                                               \
+    X(cuMemsetD32Async, 3020)                                                                                         \
+    X(cuMemcpyDtoHAsync, 3020)                                                                                        \
+    X(cuMemAllocAsync, 11020)                                                                                         \
+    X(cuMemFreeAsync, 11020)                                                                                          \
+    X(cuStreamIsCapturing, 10000)                                                                                     \
     X(cuStreamCreate, 2000)                                                                                           \
     X(cuStreamDestroy, 4000)                                                                                          \
     X(cuStreamSynchronize, 2000)                                                                                      \

@@ -281,7 +281,8 @@ namespace {
 // and 16 that pad inside the kernels, and (fp32) head dims that are not multiples of 8.
 const int kCommitHeadDims[] = {1, 33, 40, 64, 96, 100, 128, 160, 192, 256};
 
-// The default specializations per (arch, dtype, head dim, causal), with and without bounds checks.
+// The default specializations per (arch, dtype, head dim, causal), with and without bounds checks, for a prefill
+// problem and two decode problems (one token with a group of 8 query heads; 4 speculative tokens with a group of 4).
 std::vector<AttentionKernelSpec> default_specs(const std::vector<int>& ccs, const std::vector<DType>& dtypes,
                                                const std::vector<int>& head_dims) {
     std::vector<AttentionKernelSpec> specs;
@@ -290,8 +291,11 @@ std::vector<AttentionKernelSpec> default_specs(const std::vector<int>& ccs, cons
             for (int d : head_dims) {
                 if (tile_configs(dtype, d).empty()) continue;  // e.g. fp16/bf16 at d 33
                 for (bool causal : {false, true})
-                    for (const AttentionKernelSpec& s : warmup_specs({dtype, d, causal, 4096, 4096}, cc, false))
-                        if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
+                    for (const ProblemClass& p : {ProblemClass{dtype, d, causal, 4096, 4096},
+                                                  ProblemClass{dtype, d, causal, 1, 4096, 8},
+                                                  ProblemClass{dtype, d, causal, 4, 4096, 4}})
+                        for (const AttentionKernelSpec& s : warmup_specs(p, cc, false))
+                            if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
             }
     return specs;
 }

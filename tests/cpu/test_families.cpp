@@ -3,13 +3,102 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "attention/families/decode_splits.hpp"
 #include "attention/family.hpp"
 #include "fa_jit/tuning.hpp"
 
 using namespace fa_jit;
 
 TEST_CASE("families are asked in the documented priority order", "[families]") {
-    CHECK(kernel_families() == std::vector<std::string>{"f16-wgmma", "f16-mma", "fp32"});
+    CHECK(kernel_families() == std::vector<std::string>{"decode", "f16-wgmma", "f16-mma", "fp32"});
+}
+
+TEST_CASE("the decode family serves few query rows and per-sequence KV lengths", "[families][decode]") {
+    const auto family = [](DType dtype, int d, int seqlen_q, int group, bool seqused_k, int cc = 90) {
+        return kernel_family_for({dtype, d, false, seqlen_q, 32768, group, seqused_k}, cc);
+    };
+    for (int cc : {80, 90})
+        for (int seqlen_q : {1, 4, 16})
+            for (int group : {1, 4, 8, 32}) CHECK(family(DType::bf16, 128, seqlen_q, group, false, cc) == "decode");
+    CHECK(family(DType::f16, 96, 1, 4, false) == "decode");  // any multiple of 8 up to 256
+    CHECK(family(DType::bf16, 128, 17, 1, false) == "f16-wgmma");
+    CHECK(family(DType::bf16, 96, 17, 1, false) == "f16-mma");
+    // Per-sequence KV lengths are read only by the decode family: it serves every query length then.
+    CHECK(family(DType::bf16, 128, 4096, 1, true) == "decode");
+    CHECK(family(DType::bf16, 128, 4096, 1, false) == "f16-wgmma");
+    CHECK(family(DType::f32, 64, 1, 1, false) == "fp32");
+}
+
+TEST_CASE("decode tiles pack every query row of a KV head where the registers allow", "[families][decode]") {
+    const auto tile = [](int d, int seqlen_q, int group) {
+        return default_tile_config(90, {DType::bf16, d, true, seqlen_q, 8192, group});
+    };
+    CHECK(tile(128, 1, 1) == TileConfig{16, 64, 4, 4, "split"});
+    CHECK(tile(128, 1, 8) == TileConfig{16, 64, 4, 4, "split"});
+    CHECK(tile(128, 4, 8) == TileConfig{32, 64, 4, 4, "split"});   // 32 rows
+    CHECK(tile(128, 4, 32) == TileConfig{32, 64, 4, 4, "split"});  // 128 rows: 4 row tiles of the most d 128 allows
+    CHECK(tile(64, 4, 16) == TileConfig{64, 64, 4, 4, "split"});
+    CHECK(tile(256, 4, 8).block_m == 16);
+    CHECK(parse_tile_config("16x64w4s4-split") == TileConfig{16, 64, 4, 4, "split"});
+    CHECK(tile_is_legal(DType::f16, 128, {32, 128, 4, 2, "split"}));
+    CHECK_FALSE(tile_is_legal(DType::f16, 128, {64, 64, 4, 2, "split"}));  // O would take 256 registers per thread
+    CHECK_FALSE(tile_is_legal(DType::f16, 128, {16, 48, 4, 2, "split"}));  // 12 keys per warp
+    CHECK_FALSE(tile_is_legal(DType::f32, 128, {16, 64, 4, 2, "split"}));
+    for (const TileConfig& t : tile_configs(DType::bf16, 256))
+        if (t.variant == "split") CHECK(t.block_m == 16);
+}
+
+TEST_CASE("the split heuristic fills the GPU and keeps splits whole", "[families][decode]") {
+    using families::choose_num_splits;
+    // {SMs, blocks per SM, blocks without splitting, block steps of keys} -> splits.
+    struct Row {
+        families::SplitProblem problem;
+        int splits;
+    };
+    const Row table[] = {
+        {{132, 1, 2048, 2048}, 1},  // batch 64 x 32 KV heads: 15.5 waves already
+        {{132, 1, 512, 512}, 1},    // batch 16 x 32 KV heads at 32k keys: 3.9 waves
+        {{132, 1, 128, 2048}, 1},   // batch 16 x 8 KV heads: one wave of 128 blocks
+        {{132, 1, 8, 2048}, 16},    // batch 1 x 8 KV heads at 128k keys: 128 blocks
+        {{132, 1, 1, 2048}, 128},   // one KV head, 128k keys: as many splits as allowed
+        {{132, 2, 8, 2048}, 32},    // two blocks per SM: 264 slots
+        {{132, 1, 8, 16}, 8},       // 1k keys: a split keeps two block steps
+        {{132, 1, 8, 1}, 1},        // fewer keys than one step
+        {{132, 1, 0, 100}, 1},      // nothing to do
+    };
+    for (const Row& r : table) {
+        INFO(r.problem.multiprocessors << " SMs x " << r.problem.blocks_per_sm << ", " << r.problem.work
+                                       << " blocks, " << r.problem.key_steps << " steps");
+        CHECK(choose_num_splits(r.problem) == r.splits);
+    }
+}
+
+TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", "[families][decode]") {
+    AttentionArgs a;
+    a.dtype = DType::bf16, a.batch = 1, a.heads_q = 32, a.heads_kv = 8, a.seqlen_q = 1, a.seqlen_k = 131072;
+    a.head_dim = 128;
+    DeviceInfo h100;
+    h100.multiprocessors = 132, h100.max_shared_per_block_optin = 227 * 1024, h100.cc_major = 9;
+    const AttentionKernelSpec spec{a.dtype, 128, false, {16, 64, 4, 4, "split"}};
+    const auto family = family_owning(spec.tile);
+    REQUIRE(family);
+    LaunchPlan plan = family->plan(spec, a, h100);
+    CHECK(plan.num_splits == 16);
+    REQUIRE(plan.count == 2);
+    CHECK(plan.launches[0].grid[0] == 16);  // 1 row tile x 16 splits
+    CHECK(plan.launches[0].grid[1] == 8);
+    CHECK(plan.launches[0].grid[2] == 1);
+    CHECK(plan.launches[1].kernel == 1);
+    CHECK(plan.launches[1].grid[0] == 8);  // 32 rows, 4 per block
+    CHECK(plan.workspace_bytes == 16 * 32 * 4 + 16 * 32 * 128 * 4);  // LSEs (256-byte aligned), then O
+    a.num_splits = 7;  // the caller's count wins
+    plan = family->plan(spec, a, h100);
+    CHECK(plan.num_splits == 7);
+    CHECK(plan.launches[0].grid[0] == 7);
+    a.num_splits = 1;  // one split: no combine, no workspace
+    plan = family->plan(spec, a, h100);
+    CHECK(plan.count == 1);
+    CHECK(plan.workspace_bytes == 0);
 }
 
 TEST_CASE("each family serves its problems and refuses the rest", "[families]") {
@@ -116,7 +205,7 @@ namespace {
 class FakeFamily final : public KernelFamily {
 public:
     const char* name() const override { return "fake"; }
-    int priority() const override { return 5; }  // asked before every built-in family
+    int priority() const override { return 1; }  // asked before every built-in family
     bool accepts(DType dtype, int head_dim) const override { return dtype == DType::f32 && head_dim == 24; }
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f32; }
     bool runs_on(int cc) const override { return cc == 86; }
@@ -180,7 +269,7 @@ TEST_CASE("a family registered outside the library is used by the chooser, warm-
         // Its launch plan is the default one: query tiles x heads x batch.
         AttentionArgs args;
         args.dtype = DType::f32, args.batch = 3, args.heads_q = 5, args.seqlen_q = 100, args.head_dim = 24;
-        const LaunchPlan plan = family_owning(warm[0].tile)->plan(warm[0], args);
+        const LaunchPlan plan = family_owning(warm[0].tile)->plan(warm[0], args, DeviceInfo{});
         CHECK(plan.count == 1);
         CHECK(plan.launches[0].grid[0] == 2);
         CHECK(plan.launches[0].grid[1] == 5);

@@ -255,7 +255,8 @@ TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {
     std::vector<float> host(n * d, 0.25f);
     q.upload(host.data(), host.size() * 4);
     o.fill_bytes(0xFF);
-    fa_jit_attention_args args{};
+    fa_jit_attention_args args;
+    fa_jit_attention_args_init(&args);
     args.q = args.k = args.v = q.get();
     args.o = o.get();
     args.dtype = FA_JIT_F32;

@@ -34,7 +34,8 @@ int main() {
     }
     // The C ABI on valid arguments: the failure is the driver's, reported as a status and a message.
     float dummy[4];
-    fa_jit_attention_args a{};
+    fa_jit_attention_args a;
+    fa_jit_attention_args_init(&a);
     a.q = a.k = a.v = dummy;
     a.o = dummy + 1;
     a.dtype = FA_JIT_F32;

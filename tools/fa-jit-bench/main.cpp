@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -30,12 +31,17 @@ const char* const kFooter =
     "absolute errors must be within the dtype's tolerance (fp32 1e-4/1e-3, fp16 2e-3/1e-2, bf16 1.6e-2/6e-2).\n"
     "A wrong config prints WRONG and is neither timed nor saved. Timing: CUDA events around each repetition,\n"
     "rotating through enough random input sets to defeat L2, median reported; TFLOP/s = 4*B*H*Nq*Nk*d / t,\n"
-    "halved when causal. Per row: registers and spill (local) bytes per thread, shared memory per block.\n"
+    "halved when causal (decode, Nq <= 16: the visible query-key pairs counted exactly). Decode rows also give\n"
+    "KV TB/s = 2*B*H_kv*Nk*d*element size / t (K and V read once) and the key splits the kernel uses\n"
+    "(attention_choice(); \"16x64w4s4-split:8\" is a run forced to 8 splits). Per row: registers and spill\n"
+    "(local) bytes per thread, shared memory per block.\n"
     "\n"
     "Examples:\n"
     "  fa-jit-bench --preset tutorial\n"
     "  fa-jit-bench --preset paper --dtype bf16 --head-dim 128\n"
     "  fa-jit-bench --seqlen-q 4096 --head-dim 64 --sweep --save --json > sweep.json\n"
+    "  fa-jit-bench --preset decode --heads-kv 8 --sweep\n"
+    "  fa-jit-bench --seqlen-q 1 --seqlen-k 32k --batch 16 --heads 32 --heads-kv 8 --dtype bf16 --splits 4\n"
     "\n"
     "Environment: FA_JIT_CACHE_DIR, FA_JIT_CACHE=0, FA_JIT_CACHE_MAX_BYTES (kernel cache; --save writes\n"
     "tuning.json there), FA_JIT_LOG=warn|info|debug (library diagnostics on stderr).\n"
@@ -51,7 +57,7 @@ std::string no_device_reason() {
 
 // What the progress line shows: short enough not to wrap on a terminal.
 std::string short_line(const Row& r) {
-    return fmt::format("{} {}: {}", r.problem.label(), r.tile.to_string(),
+    return fmt::format("{} {}: {}", r.problem.label(), config_text(r),
                        r.timed() ? fmt::format("{:.1f} TFLOP/s", r.tflops) : to_string(r.status));
 }
 
@@ -65,32 +71,101 @@ std::vector<TileConfig> runnable_configs(const Problem& problem, const DeviceInf
     return tile_configs(problem.problem_class(), device.cc());
 }
 
+// The split counts --sweep tries beside the library's choice, for tiles whose family splits the keys; those above
+// the tile's key blocks (ceil(Nk / B_c)) are left out, and so are requests the library maps to a count already tried.
+constexpr int kSweepSplits[] = {1, 2, 4, 8, 16, 32, 64};
+
+int key_blocks(const Problem& problem, const TileConfig& tile) {
+    return tile.block_n > 0 ? (problem.seqlen_k + tile.block_n - 1) / tile.block_n : 1;
+}
+
+// The progress line's count before anything is allocated: split counts are known only then, so a tile whose
+// variant tag says it splits ("-split") is counted with every split count it may get.
+std::size_t estimated_runs(const Problem& problem, const DeviceInfo& device, const BenchOptions& options) {
+    if (!options.sweep) return 1;
+    std::size_t n = 0;
+    for (const TileConfig& tile : runnable_configs(problem, device)) {
+        ++n;
+        if (tile.variant == "split")
+            for (int s : kSweepSplits) n += s <= key_blocks(problem, tile) ? 1 : 0;
+    }
+    return std::max<std::size_t>(1, n);
+}
+
+// The runs of one problem: the chosen or forced tile, or with --sweep every runnable tile, and for a tile whose
+// family splits the keys (attention_choice() reports more than one split) also the split counts of kSweepSplits.
+std::vector<RunConfig> problem_runs(const Problem& problem, const std::vector<TileConfig>& tiles,
+                                    const BenchOptions& options, const Workspace& ws) {
+    std::vector<RunConfig> runs;
+    for (const TileConfig& tile : tiles) {
+        runs.push_back({tile, options.splits});
+        if (!options.sweep) continue;
+        int chosen_splits = 1;
+        try {
+            chosen_splits = attention_choice(ws.args(0), tile).num_splits;
+        } catch (const Error&) {
+            continue;  // measure_config() reports why on the tile's own row
+        }
+        if (chosen_splits <= 1) continue;
+        std::vector<int> seen{chosen_splits};
+        for (int s : kSweepSplits) {
+            if (s > key_blocks(problem, tile)) break;
+            AttentionArgs a = ws.args(0);
+            a.num_splits = s;
+            int used = s;
+            try {
+                used = attention_choice(a, tile).num_splits;
+            } catch (const Error&) {
+                // A split count the library rejects: measured anyway, so that its row says why.
+            }
+            if (std::find(seen.begin(), seen.end(), used) != seen.end()) continue;
+            seen.push_back(used);
+            runs.push_back({tile, s});
+        }
+    }
+    return runs;
+}
+
 // All configs of one problem; the reference runs once and is shared by every config.
 void bench_problem(const Problem& problem, const DeviceInfo& device, const BenchOptions& options,
                    const std::optional<TileConfig>& forced, Stream& stream, tools::Progress& progress, Run& run) {
-    const TileConfig chosen = choose_tile_config(device, problem.problem_class());
-    std::vector<TileConfig> configs = options.sweep ? runnable_configs(problem, device)
-                                      : forced      ? std::vector<TileConfig>{*forced}
-                                                    : std::vector<TileConfig>{chosen};
+    TileConfig chosen = choose_tile_config(device, problem.problem_class());
+    std::vector<TileConfig> tiles;
+    if (options.sweep) tiles = runnable_configs(problem, device);
+    const std::size_t estimated = estimated_runs(problem, device, options);
+    std::size_t reported = 0;
+    const auto report = [&](const Row& row) {
+        if (reported++ < estimated) progress.item_done(short_line(row));
+        if (!options.json && !options.csv) progress.message(row_line(row), stdout);
+    };
     const auto fail_all = [&](const std::string& why) {
         Row row;
         row.problem = problem;
         row.tile = forced ? *forced : chosen;
-        row.chosen = !forced;
+        row.splits_requested = options.splits;
+        row.chosen = !forced && !options.splits;
         row.error = why.substr(0, why.find('\n'));
         row.detail = why;
         run.rows.push_back(row);
-        progress.item_done(short_line(row));
-        if (!options.json && !options.csv) progress.message(row_line(row), stdout);
+        report(row);
+        while (reported < estimated) progress.item_done(short_line(row));
     };
-    if (configs.empty()) return fail_all(fmt::format("no attention kernel for {} d{}", to_string(problem.dtype),
-                                                     problem.head_dim));
+    if (options.sweep && tiles.empty())
+        return fail_all(fmt::format("no attention kernel for {} d{}", to_string(problem.dtype), problem.head_dim));
 
     std::optional<Workspace> ws;
     HostOutput reference;
+    std::vector<RunConfig> runs;
+    int chosen_splits = 1;
     try {
         ws.emplace(problem);
         synchronize();  // uploads of pageable memory may still be in flight
+        // What attention() runs for these arguments (the tuning file's tile, or the heuristic's), with its splits.
+        const AttentionChoice choice = attention_choice(ws->args(0));
+        chosen = choice.tile;
+        chosen_splits = choice.num_splits;
+        if (!options.sweep) tiles = {forced ? *forced : chosen};
+        runs = problem_runs(problem, tiles, options, *ws);
         if (!options.no_check) {
             attention_reference(ws->reference_args(), stream.get());
             stream.synchronize();
@@ -103,17 +178,20 @@ void bench_problem(const Problem& problem, const DeviceInfo& device, const Bench
     const MeasureSettings settings{options.reps, options.warmup};
     const Row* best = nullptr;
     const std::size_t first = run.rows.size();
-    for (const TileConfig& tile : configs) {
-        run.rows.push_back(measure_config(problem, tile, tile == chosen, *ws, options.no_check ? nullptr : &reference,
+    for (const RunConfig& config : runs) {
+        // The library's choice is the chosen tile with no split request (or a request of the count it picks, or any
+        // request when its family does not split).
+        const bool is_chosen = config.tile == chosen &&
+                               (config.splits == 0 || config.splits == chosen_splits || chosen_splits <= 1);
+        run.rows.push_back(measure_config(problem, config, is_chosen, *ws, options.no_check ? nullptr : &reference,
                                           settings, stream));
-        const Row& row = run.rows.back();
-        progress.item_done(short_line(row));
-        if (!options.json && !options.csv) progress.message(row_line(row), stdout);
+        report(run.rows.back());
     }
+    while (reported < estimated) progress.item_done(short_line(run.rows.back()));
     for (std::size_t i = first; i < run.rows.size(); ++i)
         if (run.rows[i].status == RowStatus::ok && (!best || run.rows[i].tflops > best->tflops)) best = &run.rows[i];
     if (options.save && best) {
-        save_tuned_config(device, problem.problem_class(), best->tile);
+        save_tuned_config(device, problem.problem_class(), best->tile);  // the tile; a split count is not saved
         run.saved.push_back(*best);
     }
 }
@@ -148,7 +226,7 @@ int run_bench(int argc, char** argv) {
 
     std::size_t total = 0;
     for (const Problem& p : problems)
-        total += options.sweep ? std::max<std::size_t>(1, runnable_configs(p, device).size()) : 1;
+        total += estimated_runs(p, device, options);
     if (!options.json && !options.csv)
         fmt::print("{} (sm_{}{}, {} SMs); {} reps after {} warm-up\n", device.name, device.cc_major, device.cc_minor,
                    device.multiprocessors, options.reps, options.warmup);

@@ -3,10 +3,26 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <vector>
 
 namespace fa_jit::bench {
 namespace {
+
+// The arguments of every run of `row`: input set `set`, the row's split request.
+AttentionArgs run_args(const Row& row, const Workspace& ws, std::size_t set) {
+    AttentionArgs a = ws.args(set);
+    a.num_splits = row.splits_requested;
+    return a;
+}
+
+// What attention() runs for these arguments: the split count and workspace it uses.
+void fill_choice(Row& row, const Workspace& ws) {
+    const AttentionChoice choice = attention_choice(run_args(row, ws, 0), row.tile);
+    row.num_splits = choice.num_splits;
+    row.workspace_bytes = static_cast<long long>(choice.workspace_bytes);
+}
 
 void fill_kernel_attributes(Row& row, const Workspace& ws) {
     const AttentionKernelSpec spec = attention_spec(ws.args(0), row.tile);  // the kernel attention() will run
@@ -20,7 +36,7 @@ void fill_kernel_attributes(Row& row, const Workspace& ws) {
 void check_config(Row& row, Workspace& ws, const HostOutput& reference, Stream& stream) {
     ws.poison_outputs();
     synchronize();  // the memset runs outside `stream`, which does not wait for it
-    attention(ws.args(0), stream.get(), row.tile);
+    attention(run_args(row, ws, 0), stream.get(), row.tile);
     stream.synchronize();
     row.check = compare(ws.download_output(), reference, row.problem.dtype);
     row.checked = true;
@@ -30,14 +46,46 @@ void check_config(Row& row, Workspace& ws, const HostOutput& reference, Stream& 
     }
 }
 
+// A kernel that keeps the GPU busy for `ns` nanoseconds (one thread, on the global timer).
+const Kernel& spin_kernel() {
+    static const char* const kText = R"(
+namespace fa_jit_bench {
+__global__ void spin(unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+}  // namespace fa_jit_bench
+)";
+    CompileRequest request;
+    request.source = {"fa_jit_bench_spin.cu", kText, {}};
+    request.name_expressions = {"fa_jit_bench::spin"};
+    return get_kernel(request, "fa_jit_bench::spin");
+}
+
 // One event pair per repetition, each repetition on the next input set; the median of the per-rep times.
+// A decode step's kernels take microseconds, less than the host needs to launch them: there the repetitions are
+// queued behind a spin kernel that outlasts the host's launches, so that each event pair times the GPU's work
+// (back to back, as in a model's decode loop) rather than the host's launch latency.
 double median_ms(Row& row, Workspace& ws, const MeasureSettings& s, Stream& stream) {
     const std::size_t sets = ws.input_sets();
-    for (int i = 0; i < s.warmup; ++i) attention(ws.args(i), stream.get(), row.tile);
+    const auto host_start = std::chrono::steady_clock::now();
+    for (int i = 0; i < s.warmup; ++i) attention(run_args(row, ws, i), stream.get(), row.tile);
+    if (row.problem.decode()) {
+        const double host_ns_per_call =
+            s.warmup > 0 ? std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - host_start)
+                                   .count() / s.warmup
+                         : 50e3;
+        const auto ns = static_cast<unsigned long long>(
+            std::min(2.0 * s.reps * host_ns_per_call + 100e3, 2e9));  // at most 2 s
+        launch(spin_kernel(), {{1}, {1}, 0, stream.get()}, ns);
+    }
     std::vector<Event> start(s.reps), stop(s.reps);
     for (int i = 0; i < s.reps; ++i) {
         start[i].record(stream.get());
-        attention(ws.args((s.warmup + i) % sets), stream.get(), row.tile);
+        attention(run_args(row, ws, (s.warmup + i) % sets), stream.get(), row.tile);
         stop[i].record(stream.get());
     }
     stop.back().synchronize();
@@ -51,14 +99,16 @@ double median_ms(Row& row, Workspace& ws, const MeasureSettings& s, Stream& stre
 
 }  // namespace
 
-Row measure_config(const Problem& problem, const TileConfig& tile, bool chosen, Workspace& ws,
+Row measure_config(const Problem& problem, const RunConfig& config, bool chosen, Workspace& ws,
                    const HostOutput* reference, const MeasureSettings& settings, Stream& stream) {
     Row row;
     row.problem = problem;
-    row.tile = tile;
+    row.tile = config.tile;
+    row.splits_requested = config.splits;
     row.chosen = chosen;
     row.input_sets = ws.input_sets();
     try {
+        fill_choice(row, ws);
         fill_kernel_attributes(row, ws);
         if (reference) {
             check_config(row, ws, *reference, stream);
@@ -66,6 +116,7 @@ Row measure_config(const Problem& problem, const TileConfig& tile, bool chosen, 
         }
         row.ms = median_ms(row, ws, settings, stream);
         row.tflops = problem.flops() / (row.ms * 1e-3) / 1e12;
+        row.kv_tbps = problem.kv_bytes() / (row.ms * 1e-3) / 1e12;
         row.status = reference ? RowStatus::ok : RowStatus::unchecked;
     } catch (const Error& e) {
         const std::string what = e.what();

@@ -13,9 +13,16 @@ struct MeasureSettings {
     int warmup = 5;
 };
 
+// One run of a problem: a tile, and the key splits it is asked for (AttentionArgs::num_splits; 0 = the library's
+// choice, and ignored by families that do not split the keys).
+struct RunConfig {
+    TileConfig tile;
+    int splits = 0;
+};
+
 // `reference`: attention_reference()'s output for input set 0, or null to skip the check (--no-check).
 // Never throws for a config that fails to compile or run: the row says why.
-Row measure_config(const Problem& problem, const TileConfig& tile, bool chosen, Workspace& workspace,
+Row measure_config(const Problem& problem, const RunConfig& config, bool chosen, Workspace& workspace,
                    const HostOutput* reference, const MeasureSettings& settings, Stream& stream);
 
 }  // namespace fa_jit::bench

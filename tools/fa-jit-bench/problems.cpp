@@ -63,11 +63,26 @@ constexpr int kPaperTokens = 16384;
 constexpr int kPaperModelDim = 2048;
 constexpr int kPaperSeqlens[] = {512, 1024, 2048, 4096, 8192, 16384};
 
+// Decode steps against a KV cache: 32 query heads over 32 (MHA), 8 (GQA) or 1 (MQA) KV heads; one new token
+// (no mask needed) or four (speculative decoding: causal among themselves).
+constexpr int kDecodeHeadsQ = 32;
+constexpr int kDecodeBatches[] = {1, 16, 64};
+constexpr int kDecodeHeadsKv[] = {32, 8, 1};
+constexpr int kDecodeSeqlensQ[] = {1, 4};
+constexpr int kDecodeSeqlensK[] = {1024, 8192, 32768, 131072};
+
 }  // namespace
 
 double Problem::flops() const {
-    const double f = 4.0 * batch * heads * double(seqlen_q) * double(seqlen_k) * head_dim;
+    const double per_pair = 4.0 * batch * heads * head_dim;
+    const double nq = seqlen_q, nk = seqlen_k;
+    if (decode() && causal && seqlen_q <= seqlen_k) return per_pair * (nq * nk - nq * (nq - 1) / 2);
+    const double f = per_pair * nq * nk;
     return causal ? f / 2 : f;
+}
+
+double Problem::kv_bytes() const {
+    return 2.0 * batch * heads_kv * double(seqlen_k) * head_dim * double(element_size(dtype));
 }
 
 std::string Problem::label() const {
@@ -80,7 +95,8 @@ void add_options(CLI::App& app, BenchOptions& o) {
     auto* shape = "Problem";
     auto* batch = app.add_option("--batch", o.batch, "batch size")->capture_default_str()->group(shape);
     auto* heads = app.add_option("--heads", o.heads, "query heads")->capture_default_str()->group(shape);
-    app.add_option("--heads-kv", o.heads_kv, "key/value heads (a divisor of --heads; default: = --heads)")
+    app.add_option("--heads-kv", o.heads_kv,
+                   "key/value heads (a divisor of --heads; default: = --heads; decode preset: 32, 8 and 1)")
         ->group(shape);
     auto* sq = app.add_option("--seqlen-q", o.seqlen_q, "query lengths, comma-separated (512,1k,...)")
                    ->capture_default_str()
@@ -101,8 +117,10 @@ void add_options(CLI::App& app, BenchOptions& o) {
     app.add_option("--preset", o.preset,
                    "tutorial: B=1 H=96 N=512 d=128 (fp32 unless --dtype); paper: FlashAttention's protocol, "
                    "batch*seqlen = 16k tokens, heads*head_dim = 2048, seqlen 512..16k, --head-dim default 64,128, "
-                   "causal both")
-        ->check(CLI::IsMember({"tutorial", "paper"}))
+                   "causal both; decode: KV-cache decode steps, bf16 unless --dtype, d 128 unless --head-dim, "
+                   "B 1,16,64, 32 query heads over 32,8,1 KV heads (or --heads-kv), Nq 1 (full) and 4 (causal, "
+                   "or --causal for both), Nk 1k,8k,32k,128k, skipping shapes whose K+V exceed 24 GB")
+        ->check(CLI::IsMember({"tutorial", "paper", "decode"}))
         ->excludes(batch)
         ->excludes(heads)
         ->excludes(sq)
@@ -116,6 +134,13 @@ void add_options(CLI::App& app, BenchOptions& o) {
     auto* sweep = app.add_flag("--sweep", o.sweep, "measure every legal tile config (fa_jit::tile_configs)")
                       ->excludes(config)
                       ->group(configs);
+    app.add_option("--splits", o.splits,
+                   "key splits of split-KV kernels (AttentionArgs::num_splits; default 0: the library chooses); "
+                   "--sweep also tries 1,2,4,...,64 for tiles whose family splits")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 16))
+        ->excludes(sweep)
+        ->group(configs);
     app.add_flag("--save", o.save,
                  "with --sweep: record each problem's fastest correct config in the tuning file, which "
                  "attention() then uses on this GPU")
@@ -153,6 +178,31 @@ std::vector<Problem> make_problems(const BenchOptions& o) {
             for (int d : dims)
                 for (bool causal : parse_causal(o.causal))
                     problems.push_back({dtype, 1, 96, 96, 512, 512, d, causal, layout});
+        return problems;
+    }
+    if (o.preset == "decode") {
+        const std::vector<DType> types = o.dtype_option->count() ? dtypes : std::vector<DType>{DType::bf16};
+        const std::vector<int> dims = o.head_dim.empty() ? std::vector<int>{128} : parse_ints(o.head_dim, "--head-dim");
+        std::vector<int> heads_kv(std::begin(kDecodeHeadsKv), std::end(kDecodeHeadsKv));
+        if (o.heads_kv) {
+            if (o.heads_kv < 0 || kDecodeHeadsQ % o.heads_kv != 0)
+                throw UsageError(fmt::format("--heads-kv {}: the decode preset needs a divisor of its {} query heads",
+                                             o.heads_kv, kDecodeHeadsQ));
+            heads_kv = {o.heads_kv};
+        }
+        for (DType dtype : types)
+            for (int d : dims)
+                for (int b : kDecodeBatches)
+                    for (int hkv : heads_kv)
+                        for (int nq : kDecodeSeqlensQ) {
+                            const std::vector<bool> causals =
+                                o.causal_option->count() ? parse_causal(o.causal) : std::vector<bool>{nq > 1};
+                            for (bool causal : causals)
+                                for (int nk : kDecodeSeqlensK) {
+                                    const Problem p{dtype, b, kDecodeHeadsQ, hkv, nq, nk, d, causal, layout};
+                                    if (p.kv_bytes() <= kDecodeMaxKvBytes) problems.push_back(p);
+                                }
+                        }
         return problems;
     }
     if (o.preset == "paper") {

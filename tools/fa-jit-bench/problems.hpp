@@ -14,6 +14,11 @@ namespace fa_jit::bench {
 
 enum class Layout { bshd, bhsd };
 
+// Problems with at most this many query rows are decode steps: reported with their KV bandwidth and split count.
+inline constexpr int kDecodeMaxSeqlenQ = 16;
+// --preset decode skips shapes whose K and V caches together exceed this (one input set is always allocated).
+inline constexpr double kDecodeMaxKvBytes = 24e9;
+
 struct Problem {
     DType dtype = DType::f32;
     int batch = 1, heads = 1, heads_kv = 1, seqlen_q = 1, seqlen_k = 1, head_dim = 64;
@@ -21,8 +26,12 @@ struct Problem {
     Layout layout = Layout::bshd;
 
     ProblemClass problem_class() const { return {dtype, head_dim, causal, seqlen_q, seqlen_k}; }
-    // 4 * B * H * Nq * Nk * d, halved when causal (the FlashAttention papers' convention).
+    bool decode() const { return seqlen_q <= kDecodeMaxSeqlenQ; }
+    // 4 * B * H * Nq * Nk * d, halved when causal (the FlashAttention papers' convention). Decode problems count
+    // the (query, key) pairs the causal mask leaves visible exactly: Nq * Nk - Nq * (Nq - 1) / 2 when Nq <= Nk.
     double flops() const;
+    // Bytes of K and V read once: 2 * B * H_kv * Nk * d * element size (what a decode step is bound by).
+    double kv_bytes() const;
     // "fp32 B4 H16 Nq2048 Nk2048 d128 causal bshd" (heads_kv shown only when it differs: "H16/kv4").
     std::string label() const;
 };
@@ -38,12 +47,13 @@ struct BenchOptions {
     std::string dtype = "fp32";        // list
     std::string causal = "no";         // yes | no | both (--preset paper: both)
     std::string layout = "bshd";
-    std::string preset;                // "", tutorial, paper
+    std::string preset;                // "", tutorial, paper, decode
 
     // Configs.
     std::string config;  // "64x64w4" (fp32) or "128x64w4s2" (fp16/bf16): force one
     bool sweep = false;  // every config of tile_configs()
     bool save = false;   // write each problem's best sweep config to the tuning file
+    int splits = 0;      // AttentionArgs::num_splits of every run (0: the library chooses); --sweep varies it
 
     // Measurement.
     int reps = 30;

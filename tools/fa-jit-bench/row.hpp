@@ -23,13 +23,17 @@ const char* to_string(RowStatus status);
 struct Row {
     Problem problem;
     TileConfig tile;
-    bool chosen = false;  // the config attention() picks for this problem on this GPU
+    bool chosen = false;  // the config attention() picks for this problem on this GPU (tile and split count)
+    int splits_requested = 0;  // AttentionArgs::num_splits of the runs: 0 = the library's choice
+    int num_splits = -1;       // key splits the runs use (attention_choice(); 1 for families that do not split)
+    long long workspace_bytes = -1;  // device scratch the runs use (attention_choice())
     RowStatus status = RowStatus::error;
     std::string error;    // why wrong or error: one line
     std::string detail;   // the full message (e.g. the NVRTC log), printed once for the first failure
 
     double ms = NAN;      // median over the timed repetitions
     double tflops = NAN;
+    double kv_tbps = NAN;  // K and V bytes read once (Problem::kv_bytes()) / ms: a decode step's bandwidth
     int registers = -1;   // per thread
     int local_bytes = -1; // per thread: spills and stack
     long long shared_bytes = -1;  // per block: dynamic + static
@@ -45,6 +49,9 @@ struct DeviceSummary {
     std::string name;
     int cc_major = 0, cc_minor = 0, multiprocessors = 0;
 };
+
+// The tile's spelling, with ":N" when the row forces N key splits (e.g. "16x64w4s4-split:8").
+std::string config_text(const Row& row);
 
 // One line with every field, printed as each row finishes (human output).
 std::string row_line(const Row& row);

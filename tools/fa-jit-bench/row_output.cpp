@@ -17,6 +17,14 @@ std::string opt_int(long long v) { return v < 0 ? "-" : std::to_string(v); }
 // Errors are shown only once checked: "-" when not checked.
 std::string error_text(const Row& r) { return r.checked ? fmt::format("{:.1e}", r.check.max_abs_error) : "-"; }
 
+std::string splits_text(const Row& r) { return r.num_splits < 0 ? "-" : std::to_string(r.num_splits); }
+
+bool any_decode(const std::vector<Row>& rows) {
+    for (const Row& r : rows)
+        if (r.problem.decode()) return true;
+    return false;
+}
+
 std::string status_text(const Row& r) {
     return r.status == RowStatus::ok || r.status == RowStatus::unchecked ? to_string(r.status)
                                                                          : fmt::format("{}: {}", to_string(r.status), r.error);
@@ -34,9 +42,17 @@ const char* to_string(RowStatus s) {
     return "?";
 }
 
+std::string config_text(const Row& r) {
+    const std::string tile = r.tile.to_string();
+    return r.splits_requested > 0 ? fmt::format("{}:{}", tile, r.splits_requested) : tile;
+}
+
 std::string row_line(const Row& r) {
-    std::string line = fmt::format("{}  {}{}", r.problem.label(), r.tile.to_string(), r.chosen ? " (chosen)" : "");
+    std::string line = fmt::format("{}  {}{}", r.problem.label(), config_text(r), r.chosen ? " (chosen)" : "");
     if (r.timed()) line += fmt::format("  {:.3f} ms  {:.1f} TFLOP/s", r.ms, r.tflops);
+    if (r.timed() && r.problem.decode()) line += fmt::format("  {:.2f} TB/s KV", r.kv_tbps);
+    if (r.num_splits > 1 || r.splits_requested > 0)
+        line += fmt::format("  splits {}  workspace {} B", r.num_splits, r.workspace_bytes);
     if (r.registers >= 0)
         line += fmt::format("  regs {}  local {} B  smem {} B", r.registers, r.local_bytes, r.shared_bytes);
     if (r.checked)
@@ -49,14 +65,24 @@ std::string row_line(const Row& r) {
 std::string final_table(const std::vector<Row>& rows, bool sweep) {
     using tools::Table;
     constexpr auto R = Table::Align::right;
+    // Decode rows (Nq <= 16) add their KV bandwidth and split count next to TFLOP/s.
+    const bool decode = any_decode(rows);
+    const auto kv = [](const Row& r) { return r.problem.decode() ? num(r.kv_tbps, "{:.2f}") : std::string("-"); };
     if (!sweep) {
-        Table t({{"problem"}, {"config"}, {"ms", R}, {"TFLOP/s", R}, {"regs", R}, {"spill B", R}, {"smem B", R},
-                 {"max err", R}, {"status"}});
-        for (const Row& r : rows)
-            t.add_row({r.problem.label(), r.tile.to_string() + (r.chosen ? "*" : ""), num(r.ms, "{:.3f}"),
-                       num(r.tflops, "{:.1f}"), opt_int(r.registers), opt_int(r.local_bytes), opt_int(r.shared_bytes),
-                       error_text(r), status_text(r)});
-        return t.text() + "* = the config attention() chooses on this GPU\n";
+        std::vector<Table::Column> columns{{"problem"}, {"config"}, {"ms", R}, {"TFLOP/s", R}};
+        if (decode) columns.insert(columns.end(), {{"KV TB/s", R}, {"splits", R}});
+        columns.insert(columns.end(), {{"regs", R}, {"spill B", R}, {"smem B", R}, {"max err", R}, {"status"}});
+        Table t(std::move(columns));
+        for (const Row& r : rows) {
+            std::vector<std::string> cells{r.problem.label(), config_text(r) + (r.chosen ? "*" : ""),
+                                           num(r.ms, "{:.3f}"), num(r.tflops, "{:.1f}")};
+            if (decode) cells.insert(cells.end(), {kv(r), splits_text(r)});
+            cells.insert(cells.end(), {opt_int(r.registers), opt_int(r.local_bytes), opt_int(r.shared_bytes),
+                                       error_text(r), status_text(r)});
+            t.add_row(std::move(cells));
+        }
+        return t.text() + "* = the config attention() chooses on this GPU" +
+               (decode ? "; KV TB/s = K and V bytes read once / time" : "") + "\n";
     }
     // A sweep: per problem, the fastest correct config against the chosen one.
     struct Summary {
@@ -75,17 +101,32 @@ std::string final_table(const std::vector<Row>& rows, bool sweep) {
         if (r.timed() && (!s.best || r.tflops > s.best->tflops)) s.best = &r;
         if (r.chosen) s.chosen = &r;
     }
-    Table t({{"problem"}, {"best"}, {"TFLOP/s", R}, {"chosen"}, {"TFLOP/s", R}, {"best/chosen", R}, {"configs", R},
-             {"wrong/error", R}});
+    // A split count is shown as ":N" on both configs of a decode problem (the chosen one's is the library's pick).
+    const auto with_splits = [](const Row* r) {
+        if (!r) return std::string("-");
+        if (r->splits_requested > 0 || r->num_splits <= 1) return config_text(*r);
+        return fmt::format("{}:{}", r->tile.to_string(), r->num_splits);
+    };
+    std::vector<Table::Column> columns{{"problem"}, {"best"}, {"TFLOP/s", R}};
+    if (decode) columns.push_back({"KV TB/s", R});
+    columns.insert(columns.end(), {{"chosen"}, {"TFLOP/s", R}});
+    if (decode) columns.push_back({"KV TB/s", R});
+    columns.insert(columns.end(), {{"best/chosen", R}, {"configs", R}, {"wrong/error", R}});
+    Table t(std::move(columns));
     for (const std::string& key : order) {
         const Summary& s = by_problem[key];
         const double best = s.best ? s.best->tflops : NAN;
-        const double chosen = s.chosen && s.chosen->timed() ? s.chosen->tflops : NAN;
-        t.add_row({key, s.best ? s.best->tile.to_string() : "-", num(best, "{:.1f}"),
-                   s.chosen ? s.chosen->tile.to_string() : "-", num(chosen, "{:.1f}"), num(best / chosen, "{:.2f}x"),
-                   std::to_string(s.tried), std::to_string(s.failed)});
+        const bool chosen_timed = s.chosen && s.chosen->timed();
+        const double chosen = chosen_timed ? s.chosen->tflops : NAN;
+        std::vector<std::string> cells{key, with_splits(s.best), num(best, "{:.1f}")};
+        if (decode) cells.push_back(s.best ? kv(*s.best) : "-");
+        cells.insert(cells.end(), {with_splits(s.chosen), num(chosen, "{:.1f}")});
+        if (decode) cells.push_back(chosen_timed ? kv(*s.chosen) : "-");
+        cells.insert(cells.end(),
+                     {num(best / chosen, "{:.2f}x"), std::to_string(s.tried), std::to_string(s.failed)});
+        t.add_row(std::move(cells));
     }
-    return t.text();
+    return t.text() + (decode ? "config:N = N key splits\n" : "");
 }
 
 namespace {
@@ -100,7 +141,10 @@ std::vector<std::string> csv_fields(const Row& r) {
             opt_int(r.registers), opt_int(r.local_bytes), opt_int(r.shared_bytes),
             r.checked ? fmt::format("{:.3e}", r.check.max_abs_error) : "",
             r.checked ? fmt::format("{:.3e}", r.check.rel_l2_error) : "",
-            r.checked ? fmt::format("{:.3e}", r.check.lse_max_error) : "", r.error};
+            r.checked ? fmt::format("{:.3e}", r.check.lse_max_error) : "", r.error,
+            // Appended after the original columns, so that their indices stay valid (17 = tflops, 1-based).
+            num(r.kv_tbps, "{:.4f}"), r.num_splits < 0 ? "" : std::to_string(r.num_splits),
+            std::to_string(r.splits_requested), r.workspace_bytes < 0 ? "" : std::to_string(r.workspace_bytes)};
 }
 
 nlohmann::ordered_json row_json(const Row& r) {
@@ -125,6 +169,11 @@ nlohmann::ordered_json row_json(const Row& r) {
     j["status"] = to_string(r.status);
     j["ms"] = number(r.ms);
     j["tflops"] = number(r.tflops);
+    j["kv_tbps"] = number(r.kv_tbps);
+    j["decode"] = p.decode();
+    j["num_splits"] = r.num_splits < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.num_splits);
+    j["splits_requested"] = r.splits_requested;
+    j["workspace_bytes"] = r.workspace_bytes < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.workspace_bytes);
     j["registers"] = r.registers < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.registers);
     j["local_bytes"] = r.local_bytes < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.local_bytes);
     j["shared_bytes"] = r.shared_bytes < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.shared_bytes);
@@ -143,7 +192,8 @@ std::string rows_csv(const std::vector<Row>& rows) {
     tools::Table t({{"dtype"}, {"batch"}, {"heads"}, {"heads_kv"}, {"seqlen_q"}, {"seqlen_k"}, {"head_dim"},
                     {"causal"}, {"layout"}, {"config"}, {"block_m"}, {"block_n"}, {"warps"}, {"chosen"}, {"status"},
                     {"ms"}, {"tflops"}, {"registers"}, {"local_bytes"}, {"shared_bytes"}, {"max_abs_error"},
-                    {"rel_l2_error"}, {"lse_max_error"}, {"error"}});
+                    {"rel_l2_error"}, {"lse_max_error"}, {"error"}, {"kv_tbps"}, {"num_splits"},
+                    {"splits_requested"}, {"workspace_bytes"}});
     for (const Row& r : rows) t.add_row(csv_fields(r));
     return t.csv();
 }

@@ -22,10 +22,18 @@ std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
     return out;
 }
 
+// Buffers longer than this many elements repeat their first kRandomPeriod values (generating tens of GB on the host
+// would take minutes). The period is a prime, so that no two rows of one head's K or V are alike: rows j and j' of a
+// [seqlen, heads, head_dim] or [heads, seqlen, head_dim] tensor are equal only when the prime divides
+// (j - j') * row stride, i.e. (j - j') is a multiple of it, and no sequence is that long (2^26 - 5 keys).
+constexpr std::size_t kRandomPeriod = 67108859;
+
 DeviceBuffer upload_random(std::size_t n, DType dtype, std::uint64_t seed) {
-    const std::string bytes = tools::encode(random_values(n, seed), dtype);
-    DeviceBuffer buffer(bytes.size());
-    buffer.upload(bytes.data(), bytes.size());
+    const std::string bytes = tools::encode(random_values(std::min(n, kRandomPeriod), seed), dtype);
+    const std::size_t es = element_size(dtype);
+    DeviceBuffer buffer(n * es);
+    for (std::size_t done = 0; done < n * es; done += bytes.size())
+        buffer.upload(bytes.data(), std::min(bytes.size(), n * es - done), done);
     return buffer;
 }
 

@@ -14,9 +14,10 @@ namespace fa_jit::bench {
 
 // The rotating inputs together should exceed about twice a large L2 (H100/H200: 50-60 MB) ...
 inline constexpr std::size_t kRotationTargetBytes = 2 * 60 * 1000 * 1000;
-// ... without taking more than this much device memory (one set is always allocated, however large).
+// ... without taking more than this much device memory (one set is always allocated, however large). Small decode
+// problems (a KV cache of a few MB) need many sets to stay out of L2.
 inline constexpr std::size_t kRotationMaxBytes = std::size_t(2) << 30;
-inline constexpr std::size_t kMaxInputSets = 16;
+inline constexpr std::size_t kMaxInputSets = 256;
 
 // Host copies of an output, as float.
 struct HostOutput {

@@ -1,0 +1,419 @@
+// Split-KV decode attention for fp16 / bf16 (mma.sync m16n8k16, cp.async; sm_80 and newer), and the combine kernel
+// that merges the splits.
+//
+//   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal>
+//   __global__ void attention_decode_split(const __grid_constant__ AttentionParams p);
+//   template <typename T, int kHeadDim>
+//   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);
+//
+// Packed GQA: the rows of a tile are (query token i, query head of the KV head's group hg), row = i * group + hg, so
+// the group's K/V are read once per KV head whatever the group size. Decode has few rows per KV head (seqlen_q *
+// group: 1..64 for common models), so a tile is 16, 32 or 64 rows.
+//
+// Launch: grid (row_tiles * num_splits, heads_kv, batch), block kNWarps * 32, dynamic shared memory
+// decode_layout::smem_bytes(); row_tiles = ceil(seqlen_q * group / kBlockM); blockIdx.x = split * row_tiles + row tile.
+// Split s of a (sequence, KV head) takes the s-th of num_splits equal runs of the kWarpN-key tiles its rows see.
+// Inside the block the warps split the keys, not the rows: warp w takes tiles w, w + kNWarps, ... of the run, each
+// through its own kStages-deep cp.async ring synchronised by __syncwarp only, so no warp waits for another until the
+// end, where the warps' (m, l, O) are merged through shared memory. That keeps kNWarps * (kStages - 1) loads in flight
+// per block, which is what a memory-bound kernel needs.
+//
+// Output: num_splits == 1: O (T) and LSE directly. Otherwise each split writes its normalised O (fp32) and LSE to the
+// workspace (p.partial_o, p.partial_lse) and attention_split_combine merges them:
+//   LSE = log sum_s exp(LSE_s),  O = sum_s exp(LSE_s - LSE) O_s.
+// A split that sees no key writes O_s = 0 and LSE_s = -inf, which the merge weighs 0.
+//
+// Per-sequence lengths: p.seqused_k (clamped, tile::used_keys); the causal mask is bottom-right aligned to them.
+// Preconditions (host-validated): q, k, v, o 16-byte aligned, strides multiples of 8 elements, scale > 0.
+#pragma once
+
+#include "attention_decode_layout.cuh"
+#include "attention_params.cuh"
+#include "dtypes.cuh"
+#include "ptx.cuh"
+#include "tile/coords.cuh"
+#include "tile/copy.cuh"
+#include "tile/f16_types.cuh"
+#include "tile/mask.cuh"
+#include "tile/mma16816.cuh"
+#include "tile/softmax.cuh"
+#include "tile/swizzle.cuh"
+
+namespace fa_jit {
+
+template <typename T, int kBlockM_, int kBlockN_, int kHeadDim_, int kNWarps_, int kStages_>
+struct AttentionDecodeTraits {
+    static constexpr int kBlockM = kBlockM_;
+    static constexpr int kHeadDim = kHeadDim_;
+    static constexpr int kNWarps = kNWarps_;
+    static constexpr int kStages = kStages_;
+    static constexpr int kNThreads = kNWarps * 32;
+    static constexpr int kWarpN = kBlockN_ / kNWarps;  // keys per warp per step
+    static constexpr bool kBf16 = tile::IsBf16<T>::value;
+
+    static constexpr int kMTiles = kBlockM / 16;
+    static constexpr int kNTilesS = kWarpN / 8;
+    static constexpr int kDMma = decode_layout::head_dim_mma(kHeadDim);
+    static constexpr int kDSmem = decode_layout::head_dim_smem(kHeadDim);
+    static constexpr int kKSteps = kDMma / 16;
+    static constexpr int kNTilesO = kDMma / 8;
+    static constexpr int kChunksRow = kDMma / 8;  // 16-byte chunks loaded per row (padding chunks zero-filled)
+
+    static constexpr unsigned kQBytes = decode_layout::q_bytes(kBlockM, kHeadDim);
+    static constexpr unsigned kStageBytes = decode_layout::stage_bytes(kBlockN_, kNWarps, kHeadDim);
+    static constexpr unsigned kKVBytes = kStageBytes / 2;  // K, then V, in one stage
+    static constexpr int kMergeRow = decode_layout::merge_row_floats(kHeadDim);
+
+    static_assert(tile::IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
+    static_assert(decode_layout::legal(kBlockM, kBlockN_, kNWarps, kStages, kHeadDim), "illegal decode tile");
+};
+
+namespace decode_detail {
+
+using namespace ptx;
+using tile::ldmatrix_x4;
+using tile::ldmatrix_x4_trans;
+using tile::mma_16816;
+using tile::pack2;
+using tile::swz_pair;
+
+// Packed row -> (query token, query head): row = token * group + head_in_group.
+struct PackedRow {
+    int token;
+    int head;
+};
+__device__ __forceinline__ PackedRow unpack_row(int row, int group, int head_kv) {
+    const int token = row / group;
+    return {token, head_kv * group + (row - token * group)};
+}
+
+// Four consecutive output elements from fp32: one 8-byte store for fp16 / bf16 (16-byte aligned rows), four 4-byte
+// stores for fp32 (whose tensors need only element alignment).
+template <typename T>
+__device__ __forceinline__ void store4(T* dst, float x0, float x1, float x2, float x3) {
+    if constexpr (tile::IsF16Type<T>::value) {
+        constexpr bool kBf16 = tile::IsBf16<T>::value;
+        st_global_v2(dst, pack2<kBf16>(x0, x1), pack2<kBf16>(x2, x3));
+    } else {
+        dst[0] = x0, dst[1] = x1, dst[2] = x2, dst[3] = x3;
+    }
+}
+
+}  // namespace decode_detail
+
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal>
+__global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __grid_constant__ AttentionParams p) {
+    using namespace decode_detail;
+    using Tr = AttentionDecodeTraits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
+    using Layout = tile::SwizzleRows64<Tr::kDSmem>;
+    constexpr bool kBf16 = Tr::kBf16;
+    constexpr int kMTiles = Tr::kMTiles;
+    constexpr int kNTilesS = Tr::kNTilesS;
+    constexpr int kNTilesO = Tr::kNTilesO;
+    constexpr int kWarpN = Tr::kWarpN;
+    constexpr int kDS = Tr::kDSmem;
+    const float kNegInf = neg_inf_f32();
+
+    extern __shared__ float4 smem_raw[];
+    const unsigned sQ = smem_address(smem_raw);
+    const unsigned sRing = sQ + Tr::kQBytes;
+
+    // ---- which rows, split and keys ------------------------------------------------------------------------------
+    const int group = p.group_size;
+    const int rows_total = p.seqlen_q * group;
+    const int row_tiles = (rows_total + kBlockM - 1) / kBlockM;
+    const int split = blockIdx.x / row_tiles;
+    const int r0 = (blockIdx.x - split * row_tiles) * kBlockM;
+    const int head_kv = blockIdx.y;
+    const int batch = blockIdx.z;
+    const int used = tile::used_keys(p, batch);
+    const int offset = tile::causal_offset(p, used);
+    // The last token of the tile bounds the keys any row sees; the first bounds the keys every row sees.
+    const int last_token = min(r0 + kBlockM - 1, rows_total - 1) / group;
+    const int key_end = kCausal ? max(0, min(used, last_token + offset + 1)) : used;
+    const int mask_from = kCausal ? max(0, min(used, r0 / group + offset + 1)) : used;  // keys >= this may be masked
+    const int n_tiles = (key_end + kWarpN - 1) / kWarpN;
+    const int per_split = (n_tiles + p.num_splits - 1) / p.num_splits;
+    const int t_begin = min(n_tiles, split * per_split);
+    const int t_end = min(n_tiles, t_begin + per_split);
+
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int g = lane / 4;
+    const int t = lane % 4;
+    const int my_tiles = max(0, (t_end - t_begin - warp + kNWarps - 1) / kNWarps);
+
+    const unsigned short* k =
+        static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
+    const unsigned short* v =
+        static_cast<const unsigned short*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
+
+    // ---- Q: the tile's packed rows, gathered from their heads (zeros past the last row) ----------------------------
+    {
+        const unsigned short* q = static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride;
+        constexpr int kChunks = kBlockM * Tr::kChunksRow;
+        for (int c = threadIdx.x; c < kChunks; c += Tr::kNThreads) {
+            const int r = c / Tr::kChunksRow;
+            const int ch = c - r * Tr::kChunksRow;
+            const PackedRow pr = unpack_row(r0 + r, group, head_kv);
+            const bool ok = r0 + r < rows_total && ch * 8 < kHeadDim;
+            const unsigned short* src = q + pr.head * p.q_head_stride + pr.token * p.q_row_stride + ch * 8;
+            cp_async_16(sQ + Layout::offset(r, ch), ok ? src : q, ok ? 16 : 0);
+        }
+        cp_async_commit();
+    }
+
+    // ---- this warp's K/V ring -------------------------------------------------------------------------------------
+    const unsigned ring = sRing + warp * kStages * Tr::kStageBytes;
+    const auto load_tile = [&](int stage, int it) {  // the warp's it-th tile into `stage`
+        const int n0 = (t_begin + warp + it * kNWarps) * kWarpN;
+        const unsigned sK = ring + stage * Tr::kStageBytes;
+        tile::cp_async_tile<Layout, 32, kWarpN, Tr::kChunksRow, kHeadDim, false>(sK, k, p.k_row_stride, n0, key_end,
+                                                                                 lane);
+        tile::cp_async_tile<Layout, 32, kWarpN, Tr::kChunksRow, kHeadDim, false>(sK + Tr::kKVBytes, v, p.v_row_stride,
+                                                                                 n0, key_end, lane);
+    };
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+        if (s < my_tiles) load_tile(s, s);
+        cp_async_commit();
+    }
+
+    // Per thread rows g and g + 8 of each m-tile: the keys they see ([0, limit)).
+    int limit[kMTiles][2];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int token = min(r0 + mt * 16 + h * 8 + g, rows_total - 1) / group;
+            limit[mt][h] = kCausal ? max(0, min(used, token + offset + 1)) : used;
+        }
+
+    float acc_o[kMTiles][kNTilesO][4];
+    float m_i[kMTiles][2], l_i[kMTiles][2];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int nt = 0; nt < kNTilesO; ++nt) acc_o[mt][nt][0] = acc_o[mt][nt][1] = acc_o[mt][nt][2] = acc_o[mt][nt][3] = 0.f;
+        m_i[mt][0] = m_i[mt][1] = kNegInf;
+        l_i[mt][0] = l_i[mt][1] = 0.f;
+    }
+
+    // ldmatrix lane roles (as attention_f16.cu): matrix lane / 8, row lane % 8.
+    const int lm_row = lane % 8;
+    const int lm_mat = lane / 8;
+    const unsigned q_lane = sQ + (lm_row + (lm_mat % 2) * 8) * (kDS * 2);
+    const unsigned q_lane_x = (lm_mat / 2) ^ lm_row;
+    const unsigned k_lane_row = (lm_row + (lm_mat / 2) * 8) * (kDS * 2);
+    const unsigned k_lane_x = (lm_mat % 2) ^ lm_row;
+    const unsigned v_lane_row = (lm_row + (lm_mat % 2) * 8) * (kDS * 2);
+    const unsigned v_lane_x = (lm_mat / 2) ^ lm_row;
+
+    cp_async_wait<kStages - 2>();  // Q and this warp's first tile
+    __syncthreads();               // every thread's part of Q
+
+    int stage = 0;
+    for (int it = 0; it < my_tiles; ++it) {
+        if (it > 0) {
+            cp_async_wait<kStages - 2>();
+            __syncwarp();  // the tile landed for every lane; every lane is done with the stage refilled below
+        }
+        {
+            const int next = it + kStages - 1;
+            int ns = stage + kStages - 1;
+            if (ns >= kStages) ns -= kStages;
+            if (next < my_tiles) load_tile(ns, next);
+            cp_async_commit();
+        }
+        const unsigned sK = ring + stage * Tr::kStageBytes;
+        const unsigned sV = sK + Tr::kKVBytes;
+        if (++stage == kStages) stage = 0;
+        const int n0 = (t_begin + warp + it * kNWarps) * kWarpN;
+
+        // S = Q K^T
+        float acc_s[kMTiles][kNTilesS][4];
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < kNTilesS; ++nt) acc_s[mt][nt][0] = acc_s[mt][nt][1] = acc_s[mt][nt][2] = acc_s[mt][nt][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < Tr::kKSteps; ++ks) {
+            unsigned a[kMTiles][4];
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt)
+                ldmatrix_x4(a[mt], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
+#pragma unroll
+            for (int nt = 0; nt < kNTilesS; nt += 2) {
+                unsigned b[4];
+                ldmatrix_x4(b, sK + k_lane_row + nt * 8 * (kDS * 2) + swz_pair(k_lane_x, ks));
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt) {
+                    mma_16816<kBf16>(acc_s[mt][nt], a[mt], b[0], b[1]);
+                    mma_16816<kBf16>(acc_s[mt][nt + 1], a[mt], b[2], b[3]);
+                }
+            }
+        }
+
+        // Mask: only tiles reaching past the keys every row sees.
+        if (n0 + kWarpN > mask_from) {
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        if (tile::frag_col(n0, nt, e, t) >= limit[mt][e / 2]) acc_s[mt][nt][e] = kNegInf;
+        }
+
+        // Online softmax, then O = O * alpha + P V into a fresh accumulator per 16 columns (tile/softmax.cuh).
+        unsigned p_frag[kMTiles][kNTilesS][2];
+        float alpha[kMTiles][2];
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+            tile::online_softmax(acc_s[mt], m_i[mt], l_i[mt], alpha[mt], p.scale_log2, kNegInf,
+                                 [&](int nt, int h, float p0, float p1) { p_frag[mt][nt][h] = pack2<kBf16>(p0, p1); });
+#pragma unroll
+        for (int dc = 0; dc < kNTilesO / 2; ++dc) {
+            float pv[kMTiles][2][4];
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                for (int j = 0; j < 2; ++j) pv[mt][j][0] = pv[mt][j][1] = pv[mt][j][2] = pv[mt][j][3] = 0.f;
+#pragma unroll
+            for (int kc = 0; kc < kWarpN / 16; ++kc) {
+                unsigned b[4];
+                ldmatrix_x4_trans(b, sV + v_lane_row + kc * 16 * (kDS * 2) + swz_pair(v_lane_x, dc));
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt) {
+                    const unsigned a[4] = {p_frag[mt][2 * kc][0], p_frag[mt][2 * kc][1], p_frag[mt][2 * kc + 1][0],
+                                           p_frag[mt][2 * kc + 1][1]};
+                    mma_16816<kBf16>(pv[mt][0], a, b[0], b[1]);
+                    mma_16816<kBf16>(pv[mt][1], a, b[2], b[3]);
+                }
+            }
+#pragma unroll
+            for (int mt = 0; mt < kMTiles; ++mt) tile::rescale_add(acc_o[mt], 2 * dc, alpha[mt], pv[mt]);
+        }
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // every warp is done with its ring: the merge reuses it
+
+    // ---- merge the warps: each writes its unnormalised O, row max (log2 units) and row sum -------------------------
+    float* const merge = reinterpret_cast<float*>(reinterpret_cast<char*>(smem_raw) + Tr::kQBytes);
+    float* const merge_m = merge + kNWarps * kBlockM * Tr::kMergeRow;  // [warp][row]
+    float* const merge_l = merge_m + kNWarps * kBlockM;
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = mt * 16 + h * 8 + g;
+            float* o_row = merge + (warp * kBlockM + row) * Tr::kMergeRow;
+#pragma unroll
+            for (int nt = 0; nt < kNTilesO; ++nt) {
+                o_row[nt * 8 + 2 * t] = acc_o[mt][nt][2 * h];
+                o_row[nt * 8 + 2 * t + 1] = acc_o[mt][nt][2 * h + 1];
+            }
+            const float l = quad_sum(l_i[mt][h]);
+            if (t == 0) {
+                merge_m[warp * kBlockM + row] = m_i[mt][h];
+                merge_l[warp * kBlockM + row] = l;
+            }
+        }
+    __syncthreads();
+
+    // Thread i takes 4 columns of one row: the warps' parts weighed by exp2(m_w - m), then O / l and the LSE.
+    constexpr int kVecs = kHeadDim / 4;
+    const bool direct = p.num_splits == 1;
+    for (int idx = threadIdx.x; idx < kBlockM * kVecs; idx += Tr::kNThreads) {
+        const int r = idx / kVecs;
+        const int c = (idx - r * kVecs) * 4;
+        if (r0 + r >= rows_total) break;  // rows ascend with idx
+        float m = kNegInf;
+#pragma unroll
+        for (int w = 0; w < kNWarps; ++w) m = fmaxf(m, merge_m[w * kBlockM + r]);
+        float l = 0.f, o[4] = {0.f, 0.f, 0.f, 0.f};
+        if (m != kNegInf) {
+#pragma unroll
+            for (int w = 0; w < kNWarps; ++w) {
+                const float scale = exp2_approx(merge_m[w * kBlockM + r] - m);
+                l += scale * merge_l[w * kBlockM + r];
+                const float* part = merge + (w * kBlockM + r) * Tr::kMergeRow + c;
+#pragma unroll
+                for (int j = 0; j < 4; ++j) o[j] += scale * part[j];
+            }
+        }
+        const float inv_l = l > 0.f ? 1.f / l : 0.f;
+        const float lse = l > 0.f ? (m + log2_approx(l)) * 0.69314718055994531f : kNegInf;
+        const PackedRow pr = unpack_row(r0 + r, group, head_kv);
+        const long long out_row = (static_cast<long long>(batch) * p.heads_q + pr.head) * p.seqlen_q + pr.token;
+        if (direct) {
+            T* dst = static_cast<T*>(p.o) + batch * p.o_batch_stride + pr.head * p.o_head_stride +
+                     pr.token * p.o_row_stride + c;
+            store4(dst, o[0] * inv_l, o[1] * inv_l, o[2] * inv_l, o[3] * inv_l);
+            if (c == 0 && p.lse != nullptr) p.lse[out_row] = lse;
+        } else {
+            const long long part_row = static_cast<long long>(split) * p.batch * p.heads_q * p.seqlen_q + out_row;
+            const unsigned bits[4] = {float_as_bits(o[0] * inv_l), float_as_bits(o[1] * inv_l),
+                                      float_as_bits(o[2] * inv_l), float_as_bits(o[3] * inv_l)};
+            st_global_v4(p.partial_o + part_row * kHeadDim + c, bits);
+            if (c == 0) p.partial_lse[part_row] = lse;
+        }
+    }
+}
+
+// Merges the num_splits partial results of attention_decode_split into O and LSE. One warp per output row
+// (batch, query head, query token); lane i takes columns 4i, 4i + 128, ... Launch: grid ceil(rows / 4), block 128.
+constexpr int kCombineWarps = 4;
+
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(kCombineWarps * 32) attention_split_combine(const __grid_constant__ AttentionParams p) {
+    using namespace decode_detail;
+    static_assert(kHeadDim % 4 == 0, "4-column vectors");
+    constexpr int kVecs = kHeadDim / 4;
+    constexpr int kVecsPerLane = (kVecs + 31) / 32;
+    const long long rows = static_cast<long long>(p.batch) * p.heads_q * p.seqlen_q;
+    const long long row = static_cast<long long>(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
+    if (row >= rows) return;
+    const int lane = threadIdx.x % 32;
+    const float kNegInf = neg_inf_f32();
+    constexpr float kLog2e = 1.4426950408889634f;
+
+    float m = kNegInf;
+    for (int s = lane; s < p.num_splits; s += 32) m = fmaxf(m, p.partial_lse[s * rows + row]);
+    m = warp_max(m);
+
+    float sum = 0.f;
+    float acc[kVecsPerLane][4] = {};
+    if (m != kNegInf) {
+#pragma unroll 2
+        for (int s = 0; s < p.num_splits; ++s) {
+            const float w = exp2_approx((p.partial_lse[s * rows + row] - m) * kLog2e);
+            sum += w;
+            const float* part = p.partial_o + (s * rows + row) * kHeadDim;
+#pragma unroll
+            for (int i = 0; i < kVecsPerLane; ++i) {
+                const int vec = lane + 32 * i;
+                if (kVecs % 32 != 0 && vec >= kVecs) break;
+                unsigned x[4];
+                ld_global_v4(x, part + 4 * vec);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(w, bits_as_float(x[j]), acc[i][j]);
+            }
+        }
+    }
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    const int token = static_cast<int>(row % p.seqlen_q);
+    const long long bh = row / p.seqlen_q;
+    const int head = static_cast<int>(bh % p.heads_q);
+    const int batch = static_cast<int>(bh / p.heads_q);
+    T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + token * p.o_row_stride;
+#pragma unroll
+    for (int i = 0; i < kVecsPerLane; ++i) {
+        const int vec = lane + 32 * i;
+        if (kVecs % 32 != 0 && vec >= kVecs) break;
+        store4(o + 4 * vec, acc[i][0] * inv, acc[i][1] * inv, acc[i][2] * inv, acc[i][3] * inv);
+    }
+    if (lane == 0 && p.lse != nullptr) p.lse[row] = sum > 0.f ? m + log2_approx(sum) / kLog2e : kNegInf;
+}
+
+}  // namespace fa_jit

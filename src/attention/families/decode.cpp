@@ -1,0 +1,126 @@
+// Family "decode": split-KV attention for few query rows per KV head (kernel_sources/attention_decode.cu), fp16 and
+// bf16, head dims that are multiples of 8 up to 256, sm_80 and newer. It serves decode and speculative decoding
+// (seqlen_q <= 16, any group size) and every problem with per-sequence KV lengths (seqused_k). Tiles are spelled
+// "16x64w4s4-split": packed query rows x keys per block step, warps, the depth of each warp's K/V ring.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "attention/families/decode_splits.hpp"
+#include "attention/families/f16_args.hpp"
+#include "attention/family.hpp"
+#include "attention/seqlen_bucket.hpp"
+#include "attention_decode_layout.cuh"
+
+namespace fa_jit::families {
+namespace {
+
+constexpr int kCombineThreads = 128;  // kCombineWarps * 32 in attention_decode.cu
+constexpr int kCombineRowsPerBlock = 4;
+
+int packed_rows(int seqlen_q, int group_size) {
+    return seqlen_q * group_size;
+}
+
+class DecodeFamily final : public KernelFamily {
+public:
+    const char* name() const override { return "decode"; }
+    int priority() const override { return 5; }
+
+    bool accepts(DType dtype, int head_dim) const override {
+        return accepts_dtype(dtype) && head_dim % 8 == 0 && head_dim >= 8 && head_dim <= 256;
+    }
+    bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
+    bool runs_on(int cc) const override { return cc >= 80; }
+    bool serves(const ProblemClass& p, int cc) const override {
+        return accepts(p.dtype, p.head_dim) && runs_on(cc) && (p.seqused_k || p.seqlen_q <= kMaxDecodeQueries);
+    }
+    void check_args(const AttentionArgs& args) const override { check_f16_args(args); }
+
+    bool owns(const TileConfig& t) const override { return t.variant == "split"; }
+    bool tile_is_legal(int head_dim, const TileConfig& t) const override {
+        return owns(t) && decode_layout::legal(t.block_m, t.block_n, t.warps, t.stages, head_dim);
+    }
+    std::vector<TileConfig> sweep_tiles(int head_dim) const override {
+        std::vector<TileConfig> out;
+        for (int block_m : {16, 32, 64})
+            for (int warps : {4, 8})
+                for (int warp_n : {16, 32})
+                    for (int stages : {2, 3, 4})
+                        if (decode_layout::legal(block_m, warps * warp_n, warps, stages, head_dim))
+                            out.push_back({block_m, warps * warp_n, warps, stages, "split"});
+        return out;
+    }
+    // The rows: the smallest legal tile holding every packed row of a KV head (fewer rows than that read the group's
+    // K/V once per row tile). The keys: 4 warps of 16 keys, each with a 4-deep ring where it fits (3 tiles of
+    // 16 keys in flight per warp), shallower rings for wide heads.
+    std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
+        const int rows = packed_rows(p.seqlen_q, p.group_size);
+        int block_m = 16;
+        for (int m : {16, 32, 64})
+            if (decode_layout::legal(m, 64, 4, 2, p.head_dim)) {
+                block_m = m;
+                if (m >= rows) break;
+            }
+        return {{block_m, 64, 4, 4, "split"}, {block_m, 64, 4, 3, "split"}, {block_m, 64, 4, 2, "split"},
+                {16, 64, 4, 2, "split"}};
+    }
+    bool has_even_variant() const override { return false; }
+
+    std::string source_name() const override { return "attention_decode.cu"; }
+    std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
+        const char* type = kernel_element_type(s.dtype);
+        // <T, M, N, d, warps, stages, causal>, then the combine kernel <T, d>.
+        return {fmt::format("fa_jit::attention_decode_split<{}, {}, {}, {}, {}, {}, {}>", type, s.tile.block_m,
+                            s.tile.block_n, s.head_dim, s.tile.warps, s.tile.stages, s.causal),
+                fmt::format("fa_jit::attention_split_combine<{}, {}>", type, s.head_dim)};
+    }
+    std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
+        return decode_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.tile.warps, s.tile.stages, s.head_dim);
+    }
+
+    LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
+        const TileConfig& t = spec.tile;
+        const long long row_tiles = (packed_rows(a.seqlen_q, a.heads_q / a.heads_kv) + t.block_m - 1) / t.block_m;
+        int splits = a.num_splits;
+        if (splits == 0) {
+            // Blocks per SM: shared memory (plus the 1 KB the driver reserves per block) and threads allow.
+            const long long smem = static_cast<long long>(shared_bytes(spec)) + 1024;
+            const int by_smem = static_cast<int>((device.max_shared_per_block_optin + 1024) / smem);
+            const int by_threads = 2048 / threads(spec);
+            const SplitProblem problem{device.multiprocessors, std::clamp(std::min(by_smem, by_threads), 1, 8),
+                                       row_tiles * a.heads_kv * a.batch, (a.seqlen_k + t.block_n - 1) / t.block_n};
+            splits = choose_num_splits(problem);
+        }
+        LaunchPlan plan;
+        plan.num_splits = splits;
+        KernelLaunch& split = plan.launches[plan.count++];
+        split.kernel = 0;
+        split.grid[0] = static_cast<unsigned>(row_tiles * splits);
+        split.grid[1] = static_cast<unsigned>(a.heads_kv);
+        split.grid[2] = static_cast<unsigned>(a.batch);
+        split.block = static_cast<unsigned>(threads(spec));
+        split.shared_bytes = shared_bytes(spec);
+        if (splits > 1) {
+            const long long rows = static_cast<long long>(a.batch) * a.heads_q * a.seqlen_q;
+            KernelLaunch& combine = plan.launches[plan.count++];
+            combine.kernel = 1;
+            combine.grid[0] = static_cast<unsigned>((rows + kCombineRowsPerBlock - 1) / kCombineRowsPerBlock);
+            combine.block = kCombineThreads;
+            plan.workspace_bytes = decode_layout::workspace_bytes(rows, splits, a.head_dim);
+        }
+        return plan;
+    }
+    void bind_workspace(AttentionParams& p, void* workspace) const override {
+        if (!workspace) return;
+        const long long rows = static_cast<long long>(p.batch) * p.heads_q * p.seqlen_q;
+        p.partial_lse = static_cast<float*>(workspace);
+        p.partial_o = reinterpret_cast<float*>(static_cast<char*>(workspace) +
+                                               decode_layout::partial_lse_bytes(rows, p.num_splits));
+    }
+};
+
+const bool registered = register_family(std::make_shared<DecodeFamily>());
+
+}  // namespace
+}  // namespace fa_jit::families

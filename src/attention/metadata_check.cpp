@@ -1,0 +1,74 @@
+#include "attention/metadata_check.hpp"
+
+#include <fmt/format.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "driver/driver_api.hpp"
+#include "fa_jit/jit.hpp"
+#include "util/log.hpp"
+
+namespace fa_jit {
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+// The first index of values[0, count) outside [lo, hi], or -1. Synchronizes `stream`.
+int first_out_of_range(const int* values, int count, int lo, int hi, CUstream stream) {
+    static std::mutex mutex;  // one result word per context, used by one check at a time
+    static auto* results = new std::unordered_map<CUcontext, DeviceBuffer>();  // never freed: exit returns it
+    std::lock_guard lock(mutex);
+    CUcontext context = nullptr;
+    FA_JIT_CU(cuCtxGetCurrent, &context);
+    auto it = results->find(context);
+    if (it == results->end()) it = results->emplace(context, DeviceBuffer(sizeof(int))).first;
+    const DeviceBuffer& result = it->second;
+    CompileRequest request;
+    request.source = kernel_source("check_metadata.cu");
+    request.name_expressions = {"fa_jit::first_out_of_range"};
+    request.family = "check";
+    const Kernel& kernel = get_kernel(request, request.name_expressions.front());
+    int* first_bad = reinterpret_cast<int*>(result.get());
+    FA_JIT_CU(cuMemsetD32Async, result.address(), static_cast<unsigned>(INT_MAX), 1, stream);
+    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, values, count, lo,
+           hi, first_bad);
+    int found = INT_MAX;
+    FA_JIT_CU(cuMemcpyDtoHAsync, &found, result.address(), sizeof found, stream);
+    FA_JIT_CU(cuStreamSynchronize, stream);
+    return found == INT_MAX ? -1 : found;
+}
+
+int read_entry(const int* values, int index, CUstream stream) {
+    int v = 0;
+    FA_JIT_CU(cuMemcpyDtoHAsync, &v, reinterpret_cast<CUdeviceptr>(values + index), sizeof v, stream);
+    FA_JIT_CU(cuStreamSynchronize, stream);
+    return v;
+}
+
+}  // namespace
+
+bool metadata_checks_enabled() {
+    static const bool enabled = [] {
+        const char* v = std::getenv("FA_JIT_CHECK");
+        if (!v || !*v || std::strcmp(v, "0") == 0) return false;
+        if (std::strcmp(v, "1") != 0) log::warn_once("check-env", fmt::format("FA_JIT_CHECK={}: expected 0 or 1; checking", v));
+        return true;
+    }();
+    return enabled;
+}
+
+void check_device_metadata(const AttentionArgs& a, CUstream stream) {
+    if (a.seqused_k && a.batch > 0) {
+        const int bad = first_out_of_range(a.seqused_k, a.batch, 0, a.seqlen_k, stream);
+        if (bad >= 0)
+            throw InvalidArgument(fmt::format("seqused_k[{}]", bad),
+                                  fmt::format("in [0, seqlen_k = {}] (FA_JIT_CHECK=1)", a.seqlen_k),
+                                  std::to_string(read_entry(a.seqused_k, bad, stream)));
+    }
+}
+
+}  // namespace fa_jit

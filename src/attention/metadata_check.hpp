@@ -1,0 +1,12 @@
+// FA_JIT_CHECK=1: validate device metadata (seqused_k) before launching, at the cost of one small kernel and one
+// synchronization per call; InvalidArgument names the first bad entry. Off by default: kernels clamp instead.
+#pragma once
+
+#include "fa_jit/attention.hpp"
+
+namespace fa_jit {
+
+bool metadata_checks_enabled();  // FA_JIT_CHECK is set to 1 (read once)
+void check_device_metadata(const AttentionArgs& args, CUstream stream);
+
+}  // namespace fa_jit
