@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -49,9 +50,19 @@ int read_entry(const int* values, int index, CUstream stream) {
     return v;
 }
 
+std::atomic<int>& checks_override() {  // -1: FA_JIT_CHECK decides
+    static std::atomic<int> value{-1};
+    return value;
+}
+
 }  // namespace
 
+void set_metadata_checks(bool enabled) {
+    checks_override().store(enabled ? 1 : 0, std::memory_order_relaxed);
+}
+
 bool metadata_checks_enabled() {
+    if (const int forced = checks_override().load(std::memory_order_relaxed); forced >= 0) return forced == 1;
     static const bool enabled = [] {
         const char* v = std::getenv("FA_JIT_CHECK");
         if (!v || !*v || std::strcmp(v, "0") == 0) return false;

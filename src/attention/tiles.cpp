@@ -6,6 +6,24 @@
 #include "attention/family.hpp"
 
 namespace fa_jit {
+namespace {
+
+// No family serves `problem` on `cc`: names the feature no family has for it, else the head dim.
+[[noreturn]] void throw_unserved(const ProblemClass& problem, int cc) {
+    ProblemClass plain = problem;
+    plain.seqused_k = false;
+    if (problem.seqused_k && family_serving(plain, cc))
+        throw InvalidArgument("seqused_k",
+                              fmt::format("null: no kernel family reads per-sequence KV lengths for {} on sm_{}",
+                                          fa_jit::to_string(problem.dtype), cc),
+                              "a pointer");
+    throw InvalidArgument(
+        "head_dim",
+        fmt::format("a head dim some kernel family runs for {} on sm_{}", fa_jit::to_string(problem.dtype), cc),
+        std::to_string(problem.head_dim));
+}
+
+}  // namespace
 
 std::string TileConfig::to_string() const {
     std::string s = fmt::format("{}x{}w{}", block_m, block_n, warps);
@@ -70,10 +88,7 @@ TileConfig default_tile_config(int cc, const ProblemClass& problem) {
     }
     // Nothing fits the GPU's shared memory: the first family's smallest tile (the launch reports the limit).
     if (!first_candidates.empty()) return first_candidates.back();
-    throw InvalidArgument(
-        "head_dim",
-        fmt::format("a head dim some kernel family runs for {} on sm_{}", fa_jit::to_string(problem.dtype), cc),
-        std::to_string(problem.head_dim));
+    throw_unserved(problem, cc);
 }
 
 std::vector<std::string> kernel_families() {
@@ -84,11 +99,7 @@ std::vector<std::string> kernel_families() {
 
 std::string kernel_family_for(const ProblemClass& problem, int cc) {
     const auto f = family_serving(problem, cc);
-    if (!f)
-        throw InvalidArgument(
-            "head_dim",
-            fmt::format("a head dim some kernel family runs for {} on sm_{}", fa_jit::to_string(problem.dtype), cc),
-            std::to_string(problem.head_dim));
+    if (!f) throw_unserved(problem, cc);
     return f->name();
 }
 

@@ -50,8 +50,16 @@ namespace fa_jit::driver {
     X(cuEventElapsedTime, 12080)                                                                                      \
     X(cuPointerGetAttribute, 4000)
 
-// Entry points that older drivers lack; null when absent, and callers fall back.
-#define FA_JIT_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo, 12040)
+// Entry points that older drivers lack, or that only the tests use (CUDA graphs); null when absent, and callers
+// fall back.
+#define FA_JIT_DRIVER_OPTIONAL_FUNCTIONS(X)                                                                           \
+    X(cuFuncGetParamInfo, 12040)                                                                                      \
+    X(cuStreamBeginCapture, 10010)                                                                                    \
+    X(cuStreamEndCapture, 10000)                                                                                      \
+    X(cuGraphInstantiateWithFlags, 11040)                                                                             \
+    X(cuGraphLaunch, 10000)                                                                                           \
+    X(cuGraphExecDestroy, 10000)                                                                                      \
+    X(cuGraphDestroy, 10000)
 
 struct Api {
 #define FA_JIT_DECLARE(name, version) decltype(&::name) name = nullptr;

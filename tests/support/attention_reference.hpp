@@ -3,6 +3,7 @@
 
 #include "fa_jit/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -11,20 +12,23 @@
 namespace fa_jit::testing {
 
 // Host copies of q, k, v (float), laid out with the strides in `a`; writes o (same strides as a.o_strides) and lse
-// ([batch, heads_q, seqlen_q]).
+// ([batch, heads_q, seqlen_q]). `seqused_k`: the host copy of a.seqused_k (empty: every sequence uses seqlen_k);
+// each entry is clamped to [0, seqlen_k], as the kernels do.
 inline void reference_attention(const AttentionArgs& a, const std::vector<float>& q, const std::vector<float>& k,
-                                const std::vector<float>& v, std::vector<double>& o, std::vector<double>& lse) {
+                                const std::vector<float>& v, std::vector<double>& o, std::vector<double>& lse,
+                                const std::vector<int>& seqused_k = {}) {
     const double scale = a.scale ? *a.scale : 1.0 / std::sqrt(static_cast<double>(a.head_dim));
     const int group = a.heads_q / a.heads_kv;
     std::vector<double> s(static_cast<std::size_t>(a.seqlen_k));
     for (int b = 0; b < a.batch; ++b)
         for (int h = 0; h < a.heads_q; ++h)
             for (int i = 0; i < a.seqlen_q; ++i) {
+                const std::int64_t used =
+                    seqused_k.empty() ? a.seqlen_k : std::clamp<std::int64_t>(seqused_k[b], 0, a.seqlen_k);
                 const int hk = h / group;
                 const std::int64_t q0 = b * a.q_strides.batch + h * a.q_strides.head + i * a.q_strides.row;
                 const std::int64_t o0 = b * a.o_strides.batch + h * a.o_strides.head + i * a.o_strides.row;
-                const std::int64_t last = a.causal ? std::min<std::int64_t>(a.seqlen_k - 1, i + a.seqlen_k - a.seqlen_q)
-                                                   : a.seqlen_k - 1;
+                const std::int64_t last = a.causal ? std::min<std::int64_t>(used - 1, i + used - a.seqlen_q) : used - 1;
                 double m = -std::numeric_limits<double>::infinity();
                 for (std::int64_t j = 0; j <= last; ++j) {
                     const std::int64_t k0 = b * a.k_strides.batch + hk * a.k_strides.head + j * a.k_strides.row;

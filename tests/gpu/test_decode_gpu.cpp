@@ -1,0 +1,237 @@
+// The decode family on a GPU against the float64 reference: few query rows, GQA groups packed into a tile, split-KV
+// with forced and chosen split counts, per-sequence KV lengths (ragged, 0, full, malformed and clamped), a caller's
+// workspace, CUDA-graph replay after the device data changes, and FA_JIT_CHECK=1.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <random>
+
+#include "attention/metadata_check.hpp"
+#include "driver/driver_api.hpp"
+#include "support/gpu_cases.hpp"
+
+using namespace fa_jit;
+using namespace fa_jit::testing;
+
+namespace {
+
+std::vector<int> random_lengths(int batch, int seqlen_k, std::mt19937& rng) {
+    std::uniform_int_distribution<int> length(0, seqlen_k);
+    std::vector<int> out(batch);
+    for (int& n : out) n = length(rng);
+    if (batch >= 2) out[0] = 0, out[1] = seqlen_k;  // an empty sequence and a full one
+    return out;
+}
+
+void check_decode(const Case& c, std::mt19937& rng) {
+    for (DType dtype : {DType::bf16, DType::f16}) check_case(c, dtype, rng);
+}
+
+}  // namespace
+
+TEST_CASE("decode: query lengths 1..16, every group size, causal or not", "[decode]") {
+    current_device();
+    std::mt19937 rng(1);
+    for (int seqlen_q : {1, 2, 4, 16})
+        for (bool causal : {false, true})
+            for (const auto& [heads_q, heads_kv] : std::vector<std::pair<int, int>>{{4, 4}, {4, 2}, {8, 2}, {16, 2},
+                                                                                     {32, 2}, {16, 1}})
+                check_decode({2, heads_q, heads_kv, seqlen_q, 777, 128, causal, Layout::bshd}, rng);
+}
+
+TEST_CASE("decode: forced split counts compute the same function", "[decode]") {
+    current_device();
+    std::mt19937 rng(2);
+    for (int splits : {1, 2, 7, 64, 0})
+        for (bool causal : {false, true}) {
+            check_decode({3, 8, 2, 1, 1500, 128, causal, Layout::bhsd, {}, {}, splits}, rng);
+            check_decode({1, 4, 1, 4, 300, 64, causal, Layout::padded, {}, {}, splits}, rng);  // more splits than keys
+        }
+}
+
+TEST_CASE("decode: head dims, tiles and key lengths", "[decode]") {
+    current_device();
+    std::mt19937 rng(3);
+    for (int d : {8, 40, 64, 96, 128, 160, 192, 256}) {
+        check_decode({2, 8, 2, 1, 513, d, false, Layout::bshd}, rng);
+        check_decode({1, 8, 1, 3, 100, d, true, Layout::padded}, rng);
+    }
+    for (int seqlen_k : {1, 15, 16, 17, 64, 4096 + 13})
+        check_decode({2, 4, 1, 2, seqlen_k, 128, true, Layout::bshd}, rng);
+    // Every sweep tile (each warp's ring depth, 16 or 32 keys per warp, 4 or 8 warps, 16..64 rows).
+    for (const TileConfig& tile : tile_configs(DType::bf16, 64))
+        if (tile.variant == "split") check_case({2, 16, 2, 4, 700, 64, true, Layout::bshd, tile}, DType::bf16, rng);
+    // Large batch, few keys; one sequence with many keys (accumulation across 64+ splits).
+    check_case({256, 4, 1, 1, 40, 64, false, Layout::bshd}, DType::bf16, rng);
+    check_case({1, 8, 1, 1, 131072, 128, false, Layout::bshd}, DType::bf16, rng);
+    check_case({1, 8, 1, 4, 131072, 128, true, Layout::bshd}, DType::f16, rng);
+}
+
+TEST_CASE("decode: per-sequence KV lengths, ragged and malformed", "[decode]") {
+    current_device();
+    std::mt19937 rng(4);
+    for (bool causal : {false, true})
+        for (int splits : {0, 1, 5}) {
+            const int batch = 7;
+            check_decode({batch, 8, 2, 1, 2000, 128, causal, Layout::bshd, {}, random_lengths(batch, 2000, rng),
+                          splits},
+                         rng);
+            check_decode({batch, 4, 4, 4, 333, 64, causal, Layout::bhsd, {}, random_lengths(batch, 333, rng), splits},
+                         rng);
+        }
+    // Lengths shorter than the query (causal: rows that see no key) and a prefill with per-sequence lengths.
+    check_decode({3, 4, 2, 16, 100, 128, true, Layout::bshd, {}, {3, 16, 0}}, rng);
+    check_decode({2, 4, 2, 300, 500, 64, true, Layout::bshd, {}, {450, 120}}, rng);
+    // Malformed entries are clamped to [0, seqlen_k]: negative reads nothing, too large reads seqlen_k keys.
+    check_decode({4, 8, 2, 1, 256, 128, false, Layout::bshd, {}, {-5, 100000, 256, -2147483647 - 1}}, rng);
+}
+
+TEST_CASE("decode on the sanitizer subset", "[decode][sanitize]") {
+    current_device();
+    std::mt19937 rng(5);
+    check_decode({2, 8, 2, 1, 300, 128, false, Layout::bshd, {}, {}, 3}, rng);
+    check_decode({3, 4, 1, 4, 200, 64, true, Layout::padded, {}, {-1, 150, 1000}, 2}, rng);  // clamped lengths
+    check_decode({1, 16, 1, 2, 90, 256, true, Layout::bhsd}, rng);
+    check_decode({2, 4, 4, 3, 64, 40, false, Layout::bshd, {}, {0, 64}, 0, true}, rng);  // caller workspace
+}
+
+TEST_CASE("decode: a caller's workspace, and one too small", "[decode]") {
+    current_device();
+    std::mt19937 rng(6);
+    check_decode({2, 8, 2, 1, 3000, 128, true, Layout::bshd, {}, {}, 9, true}, rng);
+    check_decode({2, 8, 2, 1, 3000, 128, true, Layout::bshd, {}, {2999, 17}, 0, true}, rng);
+
+    AttentionArgs a;
+    a.dtype = DType::bf16, a.batch = 1, a.heads_q = 8, a.heads_kv = 2, a.seqlen_q = 1, a.seqlen_k = 4096;
+    a.head_dim = 128, a.num_splits = 8;
+    a.layout_bshd();
+    DeviceBuffer q(8 * 128 * 2), kv(2 * 4096 * 128 * 2), o(8 * 128 * 2), workspace(256);
+    a.q = q.get(), a.k = a.v = kv.get(), a.o = o.get();
+    const std::size_t need = attention_workspace_size(a);
+    CHECK(need > 256);
+    a.workspace = workspace.get(), a.workspace_bytes = 256;
+    CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains("'workspace_bytes'") && Catch::Contains(std::to_string(need)));
+    a.num_splits = 1;  // one split needs no workspace
+    CHECK(attention_workspace_size(a) == 0);
+}
+
+// Captured once with a caller's workspace, replayed after K, V and seqused_k change in device memory: the replay
+// computes on the new contents (nothing about the lengths was captured on the host).
+TEST_CASE("decode: a captured CUDA graph replays after the KV cache and lengths change", "[decode]") {
+    current_device();
+    const driver::Api& api = driver::api();
+    if (!api.cuStreamBeginCapture || !api.cuGraphInstantiateWithFlags) {
+        WARN("this driver has no stream capture");
+        return;
+    }
+    std::mt19937 rng(7);
+    const DType dtype = DType::bf16;
+    AttentionArgs a;
+    a.dtype = dtype, a.batch = 4, a.heads_q = 16, a.heads_kv = 4, a.seqlen_q = 1, a.seqlen_k = 5000, a.head_dim = 128;
+    a.causal = true;
+    a.layout_bshd();
+    const std::size_t nq = a.q_strides.batch * a.batch, nk = a.k_strides.batch * a.batch;
+    const std::size_t n_lse = static_cast<std::size_t>(a.batch) * a.heads_q;
+    const auto q = random_tensor(nq, dtype, rng);
+    DeviceBuffer dq = upload(q, dtype), dk(nk * 2), dv(nk * 2), dout(nq * 2), dlse(n_lse * 4), dused(a.batch * 4);
+    a.q = dq.get(), a.k = dk.get(), a.v = dv.get(), a.o = dout.get(), a.lse = static_cast<float*>(dlse.get());
+    a.seqused_k = static_cast<const int*>(dused.get());
+    DeviceBuffer workspace(std::max<std::size_t>(attention_workspace_size(a), 256));
+    a.workspace = workspace.get(), a.workspace_bytes = workspace.size();
+
+    Stream stream;
+    std::vector<int> used = {5000, 1, 2500, 4999};
+    dused.upload(used.data(), used.size() * 4);
+    attention(a, stream.get());  // loads the kernels outside the capture
+    stream.synchronize();
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    FA_JIT_CU(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    attention(a, stream.get());
+    FA_JIT_CU(cuStreamEndCapture, stream.get(), &graph);
+    FA_JIT_CU(cuGraphInstantiateWithFlags, &exec, graph, 0);
+
+    for (const std::vector<int>& lengths : {std::vector<int>{17, 5000, 0, 3333}, std::vector<int>{4096, 4095, 1, 64}}) {
+        INFO("seqused_k " << lengths[0] << ", " << lengths[1] << ", " << lengths[2] << ", " << lengths[3]);
+        const auto k = random_tensor(nk, dtype, rng), v = random_tensor(nk, dtype, rng);
+        const std::string kb = tools::encode(k, dtype), vb = tools::encode(v, dtype);
+        dk.upload(kb.data(), kb.size()), dv.upload(vb.data(), vb.size());
+        dused.upload(lengths.data(), lengths.size() * 4);
+        dout.fill_bytes(0xFF), dlse.fill_bytes(0xFF);
+        FA_JIT_CU(cuGraphLaunch, exec, stream.get());
+        stream.synchronize();
+        std::string ob(nq * 2, '\0');
+        dout.download(ob.data(), ob.size());
+        const std::vector<float> o = tools::decode(ob, dtype);
+        std::vector<float> lse(n_lse);
+        dlse.download(lse.data(), n_lse * 4);
+        std::vector<double> ref_o(nq), ref_lse(n_lse);
+        reference_attention(a, q, k, v, ref_o, ref_lse, lengths);
+        double max_err = 0, lse_err = 0;
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < nq; ++i) {
+            if (!std::isfinite(o[i])) ++bad;
+            else max_err = std::max(max_err, std::abs(o[i] - ref_o[i]));
+        }
+        for (std::size_t i = 0; i < n_lse; ++i) {
+            if (std::isinf(ref_lse[i])) bad += !(std::isinf(lse[i]) && lse[i] < 0);
+            else lse_err = std::max(lse_err, std::abs(lse[i] - ref_lse[i]));
+        }
+        CHECK(bad == 0);
+        CHECK(max_err < 4.0 / 256);
+        CHECK(lse_err < 1e-4);
+    }
+    FA_JIT_CU(cuGraphExecDestroy, exec);
+    FA_JIT_CU(cuGraphDestroy, graph);
+}
+
+TEST_CASE("decode: the library's workspace cannot grow inside a capture", "[decode]") {
+    current_device();
+    const driver::Api& api = driver::api();
+    if (!api.cuStreamBeginCapture) return;
+    AttentionArgs a;
+    a.dtype = DType::f16, a.batch = 1, a.heads_q = 8, a.heads_kv = 1, a.seqlen_q = 1, a.seqlen_k = 8192;
+    a.head_dim = 64, a.num_splits = 32;
+    a.layout_bshd();
+    DeviceBuffer q(8 * 64 * 2), kv(8192 * 64 * 2), o(8 * 64 * 2);
+    a.q = q.get(), a.k = a.v = kv.get(), a.o = o.get();
+    Stream stream;  // a new stream: its workspace is empty
+    FA_JIT_CU(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    CHECK_THROWS_WITH(attention(a, stream.get()), Catch::Contains("captured") && Catch::Contains("workspace"));
+    CUgraph graph = nullptr;
+    driver::api().cuStreamEndCapture(stream.get(), &graph);  // the capture is invalidated; only end it
+    if (graph) driver::api().cuGraphDestroy(graph);
+    // After one call outside a capture the pooled workspace is big enough, and a capture needs no allocation.
+    attention(a, stream.get());
+    stream.synchronize();
+    FA_JIT_CU(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    CHECK_NOTHROW(attention(a, stream.get()));
+    graph = nullptr;
+    FA_JIT_CU(cuStreamEndCapture, stream.get(), &graph);
+    CHECK(graph != nullptr);
+    if (graph) FA_JIT_CU(cuGraphDestroy, graph);
+    attention_release_workspace(stream.get());
+    stream.synchronize();
+}
+
+TEST_CASE("decode: FA_JIT_CHECK=1 names the first bad seqused_k entry", "[decode]") {
+    current_device();
+    AttentionArgs a;
+    a.dtype = DType::bf16, a.batch = 5, a.heads_q = 4, a.heads_kv = 1, a.seqlen_q = 1, a.seqlen_k = 100;
+    a.head_dim = 64;
+    a.layout_bshd();
+    DeviceBuffer q(5 * 4 * 64 * 2), kv(5 * 100 * 64 * 2), o(5 * 4 * 64 * 2), used(5 * 4);
+    a.q = q.get(), a.k = a.v = kv.get(), a.o = o.get(), a.seqused_k = static_cast<const int*>(used.get());
+    set_metadata_checks(true);
+    for (const auto& [lengths, message] :
+         std::vector<std::pair<std::vector<int>, std::string>>{{{1, 2, 101, -1, 5}, "'seqused_k[2]'"},
+                                                               {{1, 2, 3, -1, 500}, "'seqused_k[3]'"}}) {
+        used.upload(lengths.data(), lengths.size() * 4);
+        CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains(message) && Catch::Contains("seqlen_k = 100"));
+    }
+    const std::vector<int> good = {0, 100, 50, 1, 99};
+    used.upload(good.data(), good.size() * 4);
+    CHECK_NOTHROW(attention(a, nullptr));
+    set_metadata_checks(false);
+    synchronize();
+}

@@ -1,0 +1,191 @@
+// The GPU tests' cases: a problem, its layout and options, run through attention() on poisoned outputs and checked
+// against the float64 host reference with tolerances scaled to the dtype.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/element_types.hpp"
+#include "fa_jit/tuning.hpp"
+#include "support/attention_reference.hpp"
+
+namespace fa_jit::testing {
+
+enum class Layout { bshd, bhsd, padded };
+
+struct Case {
+    int batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
+    bool causal;
+    Layout layout;
+    TileConfig tile = {};
+    std::vector<int> seqused_k = {};  // per-sequence KV lengths (uploaded; may be out of range: kernels clamp)
+    int num_splits = 0;
+    bool caller_workspace = false;  // pass a workspace of attention_workspace_size() bytes
+};
+
+inline std::string describe(const Case& c, DType dtype) {
+    static const char* layouts[] = {"bshd", "bhsd", "padded"};
+    std::string used;
+    for (int u : c.seqused_k) used += (used.empty() ? "" : ",") + std::to_string(u);
+    return fmt::format("{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={} seqused_k=[{}] splits={}{}",
+                       to_string(dtype), c.batch, c.heads_q, c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal,
+                       layouts[int(c.layout)], c.tile.empty() ? "chosen" : c.tile.to_string(), used, c.num_splits,
+                       c.caller_workspace ? " caller workspace" : "");
+}
+
+// Padded: BHSD with every row 8 elements longer and every head 3 rows longer than needed (strides the kernels
+// cannot assume away).
+inline Strides strides_for(Layout layout, int seqlen, int heads, int d) {
+    switch (layout) {
+        case Layout::bshd: return Strides::bshd(seqlen, heads, d);
+        case Layout::bhsd: return Strides::bhsd(seqlen, heads, d);
+        case Layout::padded: {
+            const std::int64_t row = d + 8, head = (seqlen + 3) * row;
+            return {heads * head, head, row};
+        }
+    }
+    return {};
+}
+
+inline std::size_t elements(const Strides& s, int batch) { return static_cast<std::size_t>(s.batch) * batch; }
+
+struct Errors {
+    double max_abs = 0, rel_l2 = 0, lse_max_abs = 0;
+    std::size_t not_finite = 0, lse_wrong_inf = 0;
+};
+
+// Error bounds against the float64 reference on the same (already rounded) inputs.
+struct Tolerance {
+    double rel_l2, max_abs, lse_max_abs;  // max_abs is scaled by max(1, max |O_ref|) for fp16/bf16
+};
+inline Tolerance tolerance(DType dtype) {
+    // fp32 inputs, fp32-grade math (3xTF32): errors are a few ulps of the accumulations.
+    if (dtype == DType::f32) return {2e-5, 2e-4, 1e-4};
+    // fp16/bf16: P and O are rounded to the dtype (unit roundoff u = 2^-11, 2^-8). Measured on an H200: max error
+    // <= 1.2 u * max |O|; the L2 error is a fraction of u. Scores and LSE stay fp32.
+    const double u = dtype == DType::f16 ? 1.0 / 2048 : 1.0 / 256;
+    return {u, 4 * u, 1e-4};
+}
+
+// Normal random values, rounded to `dtype`: the reference then sees exactly the kernel's inputs.
+inline std::vector<float> random_tensor(std::size_t n, DType dtype, std::mt19937& rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> t(n);
+    for (float& x : t) x = normal(rng);
+    return tools::decode(tools::encode(t, dtype), dtype);
+}
+
+inline DeviceBuffer upload(const std::vector<float>& values, DType dtype) {
+    const std::string bytes = tools::encode(values, dtype);
+    DeviceBuffer buffer(bytes.size());
+    buffer.upload(bytes.data(), bytes.size());
+    return buffer;
+}
+
+inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
+    INFO(describe(c, dtype));
+    AttentionArgs a;
+    a.dtype = dtype;
+    a.batch = c.batch, a.heads_q = c.heads_q, a.heads_kv = c.heads_kv;
+    a.seqlen_q = c.seqlen_q, a.seqlen_k = c.seqlen_k, a.head_dim = c.head_dim, a.causal = c.causal;
+    a.q_strides = a.o_strides = strides_for(c.layout, c.seqlen_q, c.heads_q, c.head_dim);
+    a.k_strides = a.v_strides = strides_for(c.layout, c.seqlen_k, c.heads_kv, c.head_dim);
+
+    const std::size_t nq = elements(a.q_strides, c.batch), nk = elements(a.k_strides, c.batch);
+    const auto q = random_tensor(nq, dtype, rng), k = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng),
+               v = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng);
+    const std::size_t es = element_size(dtype);
+    DeviceBuffer dq = upload(q, dtype), dk = upload(k, dtype), dv = upload(v, dtype), do_(nq * es);
+    const std::size_t n_lse = static_cast<std::size_t>(c.batch) * c.heads_q * c.seqlen_q;
+    DeviceBuffer dlse(n_lse * 4);
+    do_.fill_bytes(0xFF), dlse.fill_bytes(0xFF);  // NaN everywhere (fp32, fp16 and bf16): an unwritten element fails
+    a.q = dq.get(), a.k = dk.get(), a.v = dv.get(), a.o = do_.get(), a.lse = static_cast<float*>(dlse.get());
+    DeviceBuffer dused, workspace;
+    if (!c.seqused_k.empty()) {
+        REQUIRE(c.seqused_k.size() == static_cast<std::size_t>(c.batch));
+        dused = DeviceBuffer(c.seqused_k.size() * sizeof(int));
+        dused.upload(c.seqused_k.data(), c.seqused_k.size() * sizeof(int));
+        a.seqused_k = static_cast<const int*>(dused.get());
+    }
+    a.num_splits = c.num_splits;
+    if (c.caller_workspace) {
+        const std::size_t bytes = attention_workspace_size(a);
+        if (bytes > 0) {
+            workspace = DeviceBuffer(bytes);
+            workspace.fill_bytes(0xFF);
+            a.workspace = workspace.get(), a.workspace_bytes = bytes;
+        }
+    }
+
+    Stream stream;
+    attention(a, stream.get(), c.tile);
+    stream.synchronize();
+    std::string o_bytes(nq * es, '\0');
+    do_.download(o_bytes.data(), o_bytes.size());
+    const std::vector<float> o = tools::decode(o_bytes, dtype);
+    std::vector<float> lse(n_lse);
+    dlse.download(lse.data(), n_lse * 4);
+
+    std::vector<double> ref_o(nq, 0.0), ref_lse(n_lse);
+    testing::reference_attention(a, q, k, v, ref_o, ref_lse, c.seqused_k);
+
+    Errors e;
+    double diff2 = 0, ref2 = 0, ref_max = 0;
+    for (int b = 0; b < c.batch; ++b)
+        for (int h = 0; h < c.heads_q; ++h)
+            for (int i = 0; i < c.seqlen_q; ++i)
+                for (int d = 0; d < c.head_dim; ++d) {
+                    const std::size_t at = b * a.o_strides.batch + h * a.o_strides.head + i * a.o_strides.row + d;
+                    if (!std::isfinite(o[at])) {
+                        ++e.not_finite;
+                        continue;
+                    }
+                    const double diff = o[at] - ref_o[at];
+                    ref_max = std::max(ref_max, std::abs(ref_o[at]));
+                    e.max_abs = std::max(e.max_abs, std::abs(diff));
+                    diff2 += diff * diff, ref2 += ref_o[at] * ref_o[at];
+                }
+    e.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+    for (std::size_t i = 0; i < n_lse; ++i) {
+        if (std::isinf(ref_lse[i])) {
+            if (!(std::isinf(lse[i]) && lse[i] < 0)) ++e.lse_wrong_inf;
+        } else if (!std::isfinite(lse[i])) {
+            ++e.not_finite;
+        } else {
+            e.lse_max_abs = std::max(e.lse_max_abs, std::abs(lse[i] - ref_lse[i]));
+        }
+    }
+    INFO(fmt::format("max |O - ref| = {:.3g} (max |ref| {:.3g}), rel L2 = {:.3g}, max |LSE - ref| = {:.3g}, "
+                     "non-finite = {}, LSE -inf mismatches = {}",
+                     e.max_abs, ref_max, e.rel_l2, e.lse_max_abs, e.not_finite, e.lse_wrong_inf));
+    const Tolerance tol = tolerance(dtype);
+    CHECK(e.not_finite == 0);
+    CHECK(e.lse_wrong_inf == 0);
+    CHECK(e.rel_l2 < tol.rel_l2);
+    CHECK(e.max_abs < tol.max_abs * (dtype == DType::f32 ? 1.0 : std::max(1.0, ref_max)));
+    CHECK(e.lse_max_abs < tol.lse_max_abs);
+}
+
+// The fp16/bf16 kernel serves head dims that are multiples of 8; the others are refused before the GPU.
+inline void check_case_all_dtypes(const Case& c, std::mt19937& rng) {
+    check_case(c, DType::f32, rng);
+    for (DType dtype : {DType::f16, DType::bf16}) {
+        if (c.head_dim % 8 == 0) {
+            check_case(c, dtype, rng);
+        } else {
+            AttentionArgs a;
+            a.dtype = dtype, a.batch = c.batch, a.heads_q = c.heads_q, a.heads_kv = c.heads_kv;
+            a.seqlen_q = c.seqlen_q, a.seqlen_k = c.seqlen_k, a.head_dim = c.head_dim;
+            CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains("'head_dim'"));
+        }
+    }
+}
+
+
+}  // namespace fa_jit::testing
