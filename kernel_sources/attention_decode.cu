@@ -194,7 +194,8 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
-        for (int nt = 0; nt < kNTilesO; ++nt) acc_o[mt][nt][0] = acc_o[mt][nt][1] = acc_o[mt][nt][2] = acc_o[mt][nt][3] = 0.f;
+        for (int nt = 0; nt < kNTilesO; ++nt)
+            acc_o[mt][nt][0] = acc_o[mt][nt][1] = acc_o[mt][nt][2] = acc_o[mt][nt][3] = 0.f;
         m_i[mt][0] = m_i[mt][1] = kNegInf;
         l_i[mt][0] = l_i[mt][1] = 0.f;
     }
@@ -235,7 +236,8 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-            for (int nt = 0; nt < kNTilesS; ++nt) acc_s[mt][nt][0] = acc_s[mt][nt][1] = acc_s[mt][nt][2] = acc_s[mt][nt][3] = 0.f;
+            for (int nt = 0; nt < kNTilesS; ++nt)
+                acc_s[mt][nt][0] = acc_s[mt][nt][1] = acc_s[mt][nt][2] = acc_s[mt][nt][3] = 0.f;
 #pragma unroll
         for (int ks = 0; ks < Tr::kKSteps; ++ks) {
             unsigned a[kMTiles][4];
@@ -366,7 +368,8 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
 constexpr int kCombineWarps = 4;
 
 template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(kCombineWarps * 32) attention_split_combine(const __grid_constant__ AttentionParams p) {
+__global__ void __launch_bounds__(kCombineWarps * 32)
+    attention_split_combine(const __grid_constant__ AttentionParams p) {
     using namespace decode_detail;
     static_assert(kHeadDim % 4 == 0, "4-column vectors");
     constexpr int kVecs = kHeadDim / 4;

@@ -1,14 +1,15 @@
 // FlashAttention-2 forward pass in fp32 (Dao 2023, Algorithm 1), compiled at run time by NVRTC.
 //
 //   template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
-//             int kMinBlocksPerSm = 1>
+//             int kMinBlocksPerSm = 1, bool kSequsedK = false>
 //   __global__ void attention_fwd_fp32(const __grid_constant__ AttentionParams p);
 //
 //   kBlockM  B_r: query rows per block; a multiple of 16 * kNWarps (each warp owns kBlockM / kNWarps rows).
 //   kBlockN  B_c: key/value rows per step of the inner loop; a multiple of 8.
 //   kHeadDim d: exactly p.head_dim, any value 1..256 (the on-chip tile is rounded up to 16 and zero-padded).
 //   kNWarps  warps per block (block = 32 * kNWarps threads).
-//   kCausal  bottom-right aligned causal mask: query row i sees key j iff j <= i + p.causal_offset.
+//   kCausal  bottom-right aligned causal mask: query row i sees key j iff j <= i + seqlen_k - seqlen_q, where seqlen_k
+//            is the sequence's used length under per-sequence lengths (p.seqused_k, clamped).
 //   kMath    kMath3xTF32 (default): tensor-core mma.sync m16n8k8 TF32 with the 3xTF32 split
 //              (a = a_big + a_small; a*b ~ a_big*b_big + a_big*b_small + a_small*b_big), about fp32 accuracy;
 //            kMathSimt: plain fp32 FMAs on CUDA cores (slower; a fallback and an accuracy cross-check).
@@ -16,6 +17,8 @@
 //            1 (default) lets ptxas use up to 255 registers; without it ptxas picks its own occupancy target and
 //            spills a few bytes in some shapes (e.g. 168 registers for 128 threads). Larger values trade registers
 //            for occupancy; keep configs whose -Xptxas -v shows 0 spill bytes.
+//   kSequsedK  reads per-sequence KV lengths (p.seqused_k, clamped): a compile-time feature, so that kernels without
+//            it carry none of its registers (read at run time, it made ptxas spill 8-32 bytes more at d 192 / 256).
 //
 // Name expression:  fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 1, 1>   (always render all 7 arguments)
 // Launch:           grid (ceil(seqlen_q / kBlockM), heads_q, batch), block kNWarps * 32,
@@ -156,7 +159,7 @@ __device__ __forceinline__ bool aligned16(const void* ptr, long long s0, long lo
 // The kernel
 // ================================================================================================================
 template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
-          int kMinBlocksPerSm = 1>
+          int kMinBlocksPerSm = 1, bool kSequsedK = false>
 __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     attention_fwd_fp32(const __grid_constant__ AttentionParams p) {
     using namespace fp32_detail;
@@ -189,7 +192,10 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // more bytes in <128, 64, 64, 4>, 8 in <128, 32, 160, 8> (sm_80).
     float* o = static_cast<float*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
     float* lse = tb.lse;
-    const int n_block_max = tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
+    // The keys this sequence uses (p.seqused_k, clamped) and the causal offset aligned to them.
+    const int seqlen_k = kSequsedK ? tile::used_keys(p, bi.batch) : p.seqlen_k;
+    const int causal_offset = kSequsedK ? tile::causal_offset(p, seqlen_k) : p.causal_offset;
+    const int n_block_max = tile::key_tiles<kBlockM, kBlockN, kCausal>(seqlen_k, causal_offset, m0);
 
     float acc_o[kMTiles][kNTilesO][4];  // O_i, unnormalised
     float m_i[kMTiles][2];              // running row max of S * scale_log2 (log2 units)
@@ -216,7 +222,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // -inf (l_i = 0).
     if (n_block_max > 0) {
         load_tile<Tr, kBlockM, Tr::kQKStride>(sQ, q, p.q_row_stride, m0, p.seqlen_q, q_vec);
-        load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, (n_block_max - 1) * kBlockN, p.seqlen_k, k_vec);
+        load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, (n_block_max - 1) * kBlockN, seqlen_k, k_vec);
         cp_async_commit();
     }
 
@@ -224,7 +230,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
         const int n0 = n_block * kBlockN;
         cp_async_wait_all();
         __syncthreads();  // K_j landed; every warp is done reading V_{j+1}
-        load_tile<Tr, kBlockN, Tr::kVStride>(sV, v, p.v_row_stride, n0, p.seqlen_k, v_vec);
+        load_tile<Tr, kBlockN, Tr::kVStride>(sV, v, p.v_row_stride, n0, seqlen_k, v_vec);
         cp_async_commit();
 
         // ---- S[B_r][B_c] = Q_i @ K_j^T  (this warp: kWarpRows x B_c) ------------------------------------------------
@@ -300,7 +306,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 
         // ---- scale to log2 units (any finite scale); mask tiles that straddle seqlen_k or the causal diagonal
         // ----------
-        const bool need_mask = tile::tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset);
+        const bool need_mask = tile::tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k, causal_offset);
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -311,7 +317,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
                     if (need_mask) {  // nested, not `need_mask && ...`: the flattened form spills at 255 registers
                         const int row = tile::frag_row(m0 + warp_row0 + mt * 16, e, g);
                         const int col = tile::frag_col(n0, nt, e, t);
-                        if (tile::key_masked<false, kCausal>(row, col, p.seqlen_k, p.causal_offset)) s = kNegInf;
+                        if (tile::key_masked<false, kCausal>(row, col, seqlen_k, causal_offset)) s = kNegInf;
                     }
                     acc_s[mt][nt][e] = s;
                 }
@@ -341,7 +347,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
         cp_async_wait_all();
         __syncthreads();  // V_j landed; every warp is done reading K_j
         if (n_block > 0) {
-            load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, n0 - kBlockN, p.seqlen_k, k_vec);
+            load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, n0 - kBlockN, seqlen_k, k_vec);
             cp_async_commit();
         }
 

@@ -16,9 +16,6 @@
 // trusted, a failed write) only costs compile time: kernels are still compiled, with one warning.
 #pragma once
 
-#include "fa_jit/export.hpp"
-#include "fa_jit/jit.hpp"
-
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -27,6 +24,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "fa_jit/export.hpp"
+#include "fa_jit/jit.hpp"
 
 namespace fa_jit::cache {
 

@@ -1,11 +1,11 @@
 // Exceptions thrown by fa_jit. Each carries the structured data a caller needs to react or report.
 #pragma once
 
-#include "fa_jit/export.hpp"
-
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "fa_jit/export.hpp"
 
 namespace fa_jit {
 
@@ -19,10 +19,10 @@ public:
 class FA_JIT_API CudaError : public Error {
 public:
     CudaError(std::string call, int result, std::string result_name, std::string message, std::string where);
-    const std::string& call() const noexcept { return call_; }          // e.g. "cuModuleLoadData"
-    int result() const noexcept { return result_; }                     // the CUresult value (-1: no driver)
+    const std::string& call() const noexcept { return call_; }                // e.g. "cuModuleLoadData"
+    int result() const noexcept { return result_; }                           // the CUresult value (-1: no driver)
     const std::string& result_name() const noexcept { return result_name_; }  // e.g. "CUDA_ERROR_INVALID_VALUE"
-    const std::string& where() const noexcept { return where_; }        // file:line in fa_jit
+    const std::string& where() const noexcept { return where_; }              // file:line in fa_jit
 
 private:
     std::string call_;

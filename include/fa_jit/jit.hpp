@@ -3,10 +3,6 @@
 // compile() is pure (no device). get_kernel() runs the whole chain through the in-process table and the disk cache.
 #pragma once
 
-#include "fa_jit/cuda_types.hpp"
-#include "fa_jit/errors.hpp"
-#include "fa_jit/export.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -15,6 +11,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "fa_jit/cuda_types.hpp"
+#include "fa_jit/errors.hpp"
+#include "fa_jit/export.hpp"
 
 namespace fa_jit {
 
@@ -57,7 +57,7 @@ struct CompileRequest {
 struct FA_JIT_API Compiled {
     std::string arch;
     bool is_ptx = false;
-    std::string binary;  // cubin or PTX
+    std::string binary;                                              // cubin or PTX
     std::vector<std::pair<std::string, std::string>> lowered_names;  // name expression -> mangled name
     std::string log;                                                 // NVRTC log (warnings)
 
@@ -204,9 +204,9 @@ struct KernelParam {
 };
 
 struct KernelAttributes {
-    int registers = 0;             // per thread
-    int local_bytes = 0;           // per thread: spills and stack
-    int static_shared_bytes = 0;   // per block
+    int registers = 0;            // per thread
+    int local_bytes = 0;          // per thread: spills and stack
+    int static_shared_bytes = 0;  // per block
     int max_threads_per_block = 0;
 };
 
@@ -254,7 +254,7 @@ FA_JIT_API const Kernel& get_kernel(const CompileRequest& request, std::string_v
 // `given` holds each argument's offset (as packed by the caller) and size. Throws InvalidArgument before the GPU
 // sees anything wrong; throws CudaError if the launch itself fails.
 FA_JIT_API void launch_packed(const Kernel& kernel, const LaunchConfig& config, const KernelParam* given, void** args,
-                   std::size_t count);
+                              std::size_t count);
 
 // The void*[] that cuLaunchKernel takes, with each argument's offset and size as the kernel's parameter block
 // will hold them. Arguments must be trivially copyable; `args` points into the caller's values.

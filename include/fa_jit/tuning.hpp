@@ -70,6 +70,8 @@ struct FA_JIT_API AttentionKernelSpec {
     // Both lengths are multiples of the tile, so the kernel carries no bounds checks (families that have such a
     // variant: kernel_family_has_even_variant()).
     bool even_mn = false;
+    // Reads per-sequence KV lengths (AttentionArgs::seqused_k), for families whose kernels specialize on it.
+    bool seqused_k = false;
 
     std::string family() const;           // e.g. "f16-wgmma"; throws InvalidArgument when no family owns the tile
     std::string source_name() const;      // the kernel_sources/ file
@@ -78,7 +80,7 @@ struct FA_JIT_API AttentionKernelSpec {
     std::size_t shared_bytes() const;  // dynamic shared memory per block
     bool operator==(const AttentionKernelSpec& o) const noexcept {
         return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile &&
-               even_mn == o.even_mn;
+               even_mn == o.even_mn && seqused_k == o.seqused_k;
     }
 };
 

@@ -70,16 +70,21 @@ __device__ __forceinline__ int causal_offset(const AttentionParams& p, int used_
     return used_keys - p.seqlen_q;
 }
 
-// Key tiles [0, n_block_max) visible to some row of the query tile starting at m0.
+// Key tiles [0, n_block_max) visible to some row of the query tile starting at m0, for `seqlen_k` keys and the
+// causal offset (the used length and its offset under per-sequence lengths).
 template <int kBlockM, int kBlockN, bool kCausal>
-__device__ __forceinline__ int key_tiles(const AttentionParams& p, int m0) {
+__device__ __forceinline__ int key_tiles(int seqlen_k, int causal_offset, int m0) {
     static_assert(kBlockM > 0 && kBlockN > 0, "tile sizes must be positive");
-    int n_block_max = (p.seqlen_k + kBlockN - 1) / kBlockN;
+    int n_block_max = (seqlen_k + kBlockN - 1) / kBlockN;
     if (kCausal) {
-        const int last_visible = m0 + kBlockM - 1 + p.causal_offset;  // the largest key any row of the tile sees
+        const int last_visible = m0 + kBlockM - 1 + causal_offset;  // the largest key any row of the tile sees
         n_block_max = min(n_block_max, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
     }
     return n_block_max;
+}
+template <int kBlockM, int kBlockN, bool kCausal>
+__device__ __forceinline__ int key_tiles(const AttentionParams& p, int m0) {
+    return key_tiles<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, m0);
 }
 
 }  // namespace fa_jit::tile

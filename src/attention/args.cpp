@@ -5,8 +5,8 @@
 #include <limits>
 #include <string>
 
-#include "attention/validate.hpp"
 #include "attention/families/decode_splits.hpp"
+#include "attention/validate.hpp"
 
 namespace fa_jit {
 

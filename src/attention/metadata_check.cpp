@@ -35,8 +35,8 @@ int first_out_of_range(const int* values, int count, int lo, int hi, CUstream st
     const Kernel& kernel = get_kernel(request, request.name_expressions.front());
     int* first_bad = reinterpret_cast<int*>(result.get());
     FA_JIT_CU(cuMemsetD32Async, result.address(), static_cast<unsigned>(INT_MAX), 1, stream);
-    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, values, count, lo,
-           hi, first_bad);
+    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, values, count,
+           lo, hi, first_bad);
     int found = INT_MAX;
     FA_JIT_CU(cuMemcpyDtoHAsync, &found, result.address(), sizeof found, stream);
     FA_JIT_CU(cuStreamSynchronize, stream);
@@ -66,7 +66,8 @@ bool metadata_checks_enabled() {
     static const bool enabled = [] {
         const char* v = std::getenv("FA_JIT_CHECK");
         if (!v || !*v || std::strcmp(v, "0") == 0) return false;
-        if (std::strcmp(v, "1") != 0) log::warn_once("check-env", fmt::format("FA_JIT_CHECK={}: expected 0 or 1; checking", v));
+        if (std::strcmp(v, "1") != 0)
+            log::warn_once("check-env", fmt::format("FA_JIT_CHECK={}: expected 0 or 1; checking", v));
         return true;
     }();
     return enabled;

@@ -6,7 +6,7 @@
 
 namespace fa_jit {
 
-bool metadata_checks_enabled();  // FA_JIT_CHECK=1 (read once), unless overridden
+bool metadata_checks_enabled();          // FA_JIT_CHECK=1 (read once), unless overridden
 void set_metadata_checks(bool enabled);  // overrides FA_JIT_CHECK for the process (tests)
 void check_device_metadata(const AttentionArgs& args, CUstream stream);
 

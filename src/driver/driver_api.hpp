@@ -10,55 +10,55 @@ namespace fa_jit::driver {
 // introduced that prototype. cuGetProcAddress must be asked for that version, not for CUDA_VERSION: one base name
 // can carry several ABIs (CUDA 13.0 gave cuCtxSynchronize and cuCtxGetDevice a context parameter), and the
 // newest one would not match the prototype we call. Versions are those of cudaTypedefs.h's PFN_<name>_v<version>.
-#define FA_JIT_DRIVER_FUNCTIONS(X)                                                                                    \
-    X(cuInit, 2000)                                                                                                   \
-    X(cuDriverGetVersion, 2020)                                                                                       \
-    X(cuGetErrorName, 6000)                                                                                           \
-    X(cuGetErrorString, 6000)                                                                                         \
-    X(cuDeviceGetCount, 2000)                                                                                         \
-    X(cuDeviceGet, 2000)                                                                                              \
-    X(cuDeviceGetName, 2000)                                                                                          \
-    X(cuDeviceGetAttribute, 2000)                                                                                     \
-    X(cuDevicePrimaryCtxRetain, 7000)                                                                                 \
-    X(cuCtxGetCurrent, 4000)                                                                                          \
-    X(cuCtxSetCurrent, 4000)                                                                                          \
-    X(cuCtxGetDevice, 2000)                                                                                           \
-    X(cuCtxSynchronize, 2000)                                                                                         \
-    X(cuModuleLoadData, 2000)                                                                                         \
-    X(cuModuleUnload, 2000)                                                                                           \
-    X(cuModuleGetFunction, 2000)                                                                                      \
-    X(cuFuncGetAttribute, 2020)                                                                                       \
-    X(cuFuncSetAttribute, 9000)                                                                                       \
-    X(cuLaunchKernel, 4000)                                                                                           \
-    X(cuMemAlloc, 3020)                                                                                               \
-    X(cuMemFree, 3020)                                                                                                \
-    X(cuMemcpyHtoD, 3020)                                                                                             \
-    X(cuMemcpyDtoH, 3020)                                                                                             \
-    X(cuMemsetD8, 3020)                                                                                               \
-    X(cuMemsetD32Async, 3020)                                                                                         \
-    X(cuMemcpyDtoHAsync, 3020)                                                                                        \
-    X(cuMemAllocAsync, 11020)                                                                                         \
-    X(cuMemFreeAsync, 11020)                                                                                          \
-    X(cuStreamIsCapturing, 10000)                                                                                     \
-    X(cuStreamCreate, 2000)                                                                                           \
-    X(cuStreamDestroy, 4000)                                                                                          \
-    X(cuStreamSynchronize, 2000)                                                                                      \
-    X(cuEventCreate, 2000)                                                                                            \
-    X(cuEventDestroy, 4000)                                                                                           \
-    X(cuEventRecord, 2000)                                                                                            \
-    X(cuEventSynchronize, 2000)                                                                                       \
-    X(cuEventElapsedTime, 12080)                                                                                      \
+#define FA_JIT_DRIVER_FUNCTIONS(X)    \
+    X(cuInit, 2000)                   \
+    X(cuDriverGetVersion, 2020)       \
+    X(cuGetErrorName, 6000)           \
+    X(cuGetErrorString, 6000)         \
+    X(cuDeviceGetCount, 2000)         \
+    X(cuDeviceGet, 2000)              \
+    X(cuDeviceGetName, 2000)          \
+    X(cuDeviceGetAttribute, 2000)     \
+    X(cuDevicePrimaryCtxRetain, 7000) \
+    X(cuCtxGetCurrent, 4000)          \
+    X(cuCtxSetCurrent, 4000)          \
+    X(cuCtxGetDevice, 2000)           \
+    X(cuCtxSynchronize, 2000)         \
+    X(cuModuleLoadData, 2000)         \
+    X(cuModuleUnload, 2000)           \
+    X(cuModuleGetFunction, 2000)      \
+    X(cuFuncGetAttribute, 2020)       \
+    X(cuFuncSetAttribute, 9000)       \
+    X(cuLaunchKernel, 4000)           \
+    X(cuMemAlloc, 3020)               \
+    X(cuMemFree, 3020)                \
+    X(cuMemcpyHtoD, 3020)             \
+    X(cuMemcpyDtoH, 3020)             \
+    X(cuMemsetD8, 3020)               \
+    X(cuMemsetD32Async, 3020)         \
+    X(cuMemcpyDtoHAsync, 3020)        \
+    X(cuMemAllocAsync, 11020)         \
+    X(cuMemFreeAsync, 11020)          \
+    X(cuStreamIsCapturing, 10000)     \
+    X(cuStreamCreate, 2000)           \
+    X(cuStreamDestroy, 4000)          \
+    X(cuStreamSynchronize, 2000)      \
+    X(cuEventCreate, 2000)            \
+    X(cuEventDestroy, 4000)           \
+    X(cuEventRecord, 2000)            \
+    X(cuEventSynchronize, 2000)       \
+    X(cuEventElapsedTime, 12080)      \
     X(cuPointerGetAttribute, 4000)
 
 // Entry points that older drivers lack, or that only the tests use (CUDA graphs); null when absent, and callers
 // fall back.
-#define FA_JIT_DRIVER_OPTIONAL_FUNCTIONS(X)                                                                           \
-    X(cuFuncGetParamInfo, 12040)                                                                                      \
-    X(cuStreamBeginCapture, 10010)                                                                                    \
-    X(cuStreamEndCapture, 10000)                                                                                      \
-    X(cuGraphInstantiateWithFlags, 11040)                                                                             \
-    X(cuGraphLaunch, 10000)                                                                                           \
-    X(cuGraphExecDestroy, 10000)                                                                                      \
+#define FA_JIT_DRIVER_OPTIONAL_FUNCTIONS(X) \
+    X(cuFuncGetParamInfo, 12040)            \
+    X(cuStreamBeginCapture, 10010)          \
+    X(cuStreamEndCapture, 10000)            \
+    X(cuGraphInstantiateWithFlags, 11040)   \
+    X(cuGraphLaunch, 10000)                 \
+    X(cuGraphExecDestroy, 10000)            \
     X(cuGraphDestroy, 10000)
 
 struct Api {
@@ -84,6 +84,6 @@ const Api* try_api() noexcept;
 // Calls api().name(args...) and throws CudaError naming the call when it fails.
 #define FA_JIT_CU(name, ...)                                                                                          \
     do {                                                                                                              \
-        const CUresult fa_jit_result_ = ::fa_jit::driver::api().name(__VA_ARGS__);                                  \
+        const CUresult fa_jit_result_ = ::fa_jit::driver::api().name(__VA_ARGS__);                                    \
         if (fa_jit_result_ != CUDA_SUCCESS) ::fa_jit::driver::throw_error(#name, fa_jit_result_, __FILE__, __LINE__); \
     } while (0)

@@ -2,9 +2,9 @@
 // with stream-ordered allocation and reused, so that the steady state allocates nothing and never synchronizes.
 #pragma once
 
-#include <cstddef>
-
 #include <cuda.h>
+
+#include <cstddef>
 
 namespace fa_jit {
 

@@ -1,19 +1,19 @@
 // attention() without a GPU: argument validation, configuration choice, and NVRTC compilation of every family's
 // default kernels for sm_80 and sm_90a (every sweep configuration: the opt-in [sweep] test, scripts/test --all).
-#include "fa_jit/tuning.hpp"
-#include "support/compile_jobs.hpp"
-
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <map>
 #include <set>
-#include <atomic>
-#include <future>
 #include <thread>
+
+#include "fa_jit/tuning.hpp"
+#include "support/compile_jobs.hpp"
 
 using namespace fa_jit;
 
@@ -49,8 +49,10 @@ std::vector<std::string> compile_all(const std::vector<AttentionKernelSpec>& spe
             if (!tile_runs_on(s.tile, arch_cc(arch))) continue;  // wgmma: sm_90a only
             const std::string key = fmt::format("{} {} {} d{}", arch, s.source_name(), to_string(s.dtype), s.head_dim);
             CompileRequest& r = programs[key];
-            if (r.name_expressions.empty()) r = attention_compile_request(s, arch);
-            else r.name_expressions.push_back(s.name_expression());
+            if (r.name_expressions.empty())
+                r = attention_compile_request(s, arch);
+            else
+                r.name_expressions.push_back(s.name_expression());
         }
     std::vector<CompileRequest> requests;
     for (auto& [key, r] : programs) requests.push_back(r);
@@ -67,8 +69,10 @@ std::vector<std::string> compile_all(const std::vector<AttentionKernelSpec>& spe
         if (usage)
             for (const auto& name : requests[i].name_expressions) {
                 const auto it = o.usage.find(o.compiled.lowered_name(name));
-                if (it == o.usage.end()) failures.push_back(name + " " + requests[i].arch + ": no ptxas -v line");
-                else (*usage)[name + " " + requests[i].arch] = it->second;
+                if (it == o.usage.end())
+                    failures.push_back(name + " " + requests[i].arch + ": no ptxas -v line");
+                else
+                    (*usage)[name + " " + requests[i].arch] = it->second;
             }
     }
     return failures;
@@ -126,7 +130,7 @@ TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
         {"scale", [](AttentionArgs& a) { a.scale = std::numeric_limits<float>::infinity(); }},
         {"k strides", [](AttentionArgs& a) { a.k_strides.row = -64; }},
         {"o strides", [](AttentionArgs& a) { a.o_strides.row = 32; }},  // output rows would overlap
-        {"o", [](AttentionArgs& a) { a.o = const_cast<void*>(a.q); }},   // in place is not supported
+        {"o", [](AttentionArgs& a) { a.o = const_cast<void*>(a.q); }},  // in place is not supported
     };
     for (const Bad& bad : cases) {
         AttentionArgs a = valid_args();
@@ -166,8 +170,8 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
                     const ProblemClass p{dtype, d, causal, 4096, 4096};
                     const TileConfig t = default_tile_config(cc, p);
                     const auto all = tile_configs(dtype, d);
-                    INFO(to_string(dtype) << " cc " << cc << " d " << d << " causal " << causal << " -> "
-                                          << t.to_string());
+                    INFO(to_string(dtype)
+                         << " cc " << cc << " d " << d << " causal " << causal << " -> " << t.to_string());
                     REQUIRE(std::find(all.begin(), all.end(), t) != all.end());
                     CHECK(tile_is_legal(dtype, d, t));
                     CHECK(tile_runs_on(t, cc));
@@ -243,8 +247,10 @@ TEST_CASE("fp16/bf16 drop bounds checks when every tile is full", "[attention][c
 
 TEST_CASE("tile configurations print and parse both ways", "[attention][config]") {
     CHECK(TileConfig{128, 64, 4, 2}.to_string() == "128x64w4s2");
-    for (const TileConfig& t : {TileConfig{64, 32, 4}, TileConfig{128, 64, 8, 3}}) CHECK(parse_tile_config(t.to_string()) == t);
-    for (const char* bad : {"", "64x64", "64x64w", "64x64w4x", "64x64w4s", "64x64w4s0", "64x64w4s2 ", "-64x64w4", "axbwc"}) {
+    for (const TileConfig& t : {TileConfig{64, 32, 4}, TileConfig{128, 64, 8, 3}})
+        CHECK(parse_tile_config(t.to_string()) == t);
+    for (const char* bad :
+         {"", "64x64", "64x64w", "64x64w4x", "64x64w4s", "64x64w4s0", "64x64w4s2 ", "-64x64w4", "axbwc"}) {
         INFO("'" << bad << "'");
         CHECK_FALSE(parse_tile_config(bad).has_value());
     }
@@ -267,9 +273,9 @@ TEST_CASE("tile configurations print and parse both ways", "[attention][config]"
     CHECK(tile_is_legal(DType::bf16, 256, hopper));
     CHECK_FALSE(tile_is_legal(DType::f32, 256, hopper));
     CHECK_FALSE(tile_is_legal(DType::bf16, 96, hopper));                      // head_dim % 64 != 0
-    CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 64, 4, 2, "wgmma"}));      // warps != block_m / 16
-    CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 64, 8, 1, "wgmma"}));      // needs a K/V ring
-    CHECK_FALSE(tile_is_legal(DType::bf16, 256, {128, 128, 8, 2, "wgmma"}));     // 289 KB of shared memory
+    CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 64, 4, 2, "wgmma"}));   // warps != block_m / 16
+    CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 64, 8, 1, "wgmma"}));   // needs a K/V ring
+    CHECK_FALSE(tile_is_legal(DType::bf16, 256, {128, 128, 8, 2, "wgmma"}));  // 289 KB of shared memory
     CHECK(tile_runs_on(hopper, 90));
     for (int cc : {80, 86, 89, 100, 120}) CHECK_FALSE(tile_runs_on(hopper, cc));
     CHECK(tile_runs_on(TileConfig{128, 64, 4, 2}, 80));
@@ -291,9 +297,9 @@ std::vector<AttentionKernelSpec> default_specs(const std::vector<int>& ccs, cons
             for (int d : head_dims) {
                 if (tile_configs(dtype, d).empty()) continue;  // e.g. fp16/bf16 at d 33
                 for (bool causal : {false, true})
-                    for (const ProblemClass& p : {ProblemClass{dtype, d, causal, 4096, 4096},
-                                                  ProblemClass{dtype, d, causal, 1, 4096, 8},
-                                                  ProblemClass{dtype, d, causal, 4, 4096, 4}})
+                    for (const ProblemClass& p :
+                         {ProblemClass{dtype, d, causal, 4096, 4096}, ProblemClass{dtype, d, causal, 1, 4096, 8},
+                          ProblemClass{dtype, d, causal, 4, 4096, 4}})
                         for (const AttentionKernelSpec& s : warmup_specs(p, cc, false))
                             if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
             }
@@ -324,10 +330,16 @@ int spill_allowance(const std::string& name_and_arch) {
 
 TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without new spills", "[attention][compile]") {
     // fp16 and bf16 share each template: bf16 at every head dim, fp16 at one per family.
-    std::vector<AttentionKernelSpec> specs = default_specs({80, 90}, {DType::f32, DType::bf16},
-                                                           {std::begin(kCommitHeadDims), std::end(kCommitHeadDims)});
+    std::vector<AttentionKernelSpec> specs =
+        default_specs({80, 90}, {DType::f32, DType::bf16}, {std::begin(kCommitHeadDims), std::end(kCommitHeadDims)});
     for (const AttentionKernelSpec& s : default_specs({80, 90}, {DType::f16}, {96, 128}))
         if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
+    // fp32 with per-sequence KV lengths (its kernels specialize on them).
+    for (int cc : {80, 90})
+        for (int d : {64, 128})
+            for (bool causal : {false, true})
+                for (const AttentionKernelSpec& s : warmup_specs({DType::f32, d, causal, 1, 4096, 1, true}, cc, false))
+                    specs.push_back(s);
     std::set<std::string> families;
     for (const auto& s : specs) families.insert(s.family());
     // Every registered family is covered: a new family whose problems these do not reach adds its own here.
@@ -345,8 +357,8 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     }
     std::vector<std::string> spills;
     for (const auto& [name, u] : usage) {
-        if (u.spill_stores > 0) UNSCOPED_INFO(fmt::format("{}: {} registers, {} bytes spill stores", name,
-                                                          u.registers, u.spill_stores));
+        if (u.spill_stores > 0)
+            UNSCOPED_INFO(fmt::format("{}: {} registers, {} bytes spill stores", name, u.registers, u.spill_stores));
         if (u.spill_stores > spill_allowance(name))
             spills.push_back(fmt::format("{}: {} bytes spill stores, more than the {} allowed", name, u.spill_stores,
                                          spill_allowance(name)));

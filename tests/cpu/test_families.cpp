@@ -27,6 +27,7 @@ TEST_CASE("the decode family serves few query rows and per-sequence KV lengths",
     CHECK(family(DType::bf16, 128, 4096, 1, true) == "decode");
     CHECK(family(DType::bf16, 128, 4096, 1, false) == "f16-wgmma");
     CHECK(family(DType::f32, 64, 1, 1, false) == "fp32");
+    CHECK(family(DType::f32, 64, 1, 1, true) == "fp32");  // fp32 reads them in its prefill kernel
 }
 
 TEST_CASE("decode tiles pack every query row of a KV head where the registers allow", "[families][decode]") {
@@ -67,8 +68,8 @@ TEST_CASE("the split heuristic fills the GPU and keeps splits whole", "[families
         {{132, 1, 0, 100}, 1},      // nothing to do
     };
     for (const Row& r : table) {
-        INFO(r.problem.multiprocessors << " SMs x " << r.problem.blocks_per_sm << ", " << r.problem.work
-                                       << " blocks, " << r.problem.key_steps << " steps");
+        INFO(r.problem.multiprocessors << " SMs x " << r.problem.blocks_per_sm << ", " << r.problem.work << " blocks, "
+                                       << r.problem.key_steps << " steps");
         CHECK(choose_num_splits(r.problem) == r.splits);
     }
 }
@@ -89,9 +90,9 @@ TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", 
     CHECK(plan.launches[0].grid[1] == 8);
     CHECK(plan.launches[0].grid[2] == 1);
     CHECK(plan.launches[1].kernel == 1);
-    CHECK(plan.launches[1].grid[0] == 8);  // 32 rows, 4 per block
+    CHECK(plan.launches[1].grid[0] == 8);                            // 32 rows, 4 per block
     CHECK(plan.workspace_bytes == 16 * 32 * 4 + 16 * 32 * 128 * 4);  // LSEs (256-byte aligned), then O
-    a.num_splits = 7;  // the caller's count wins
+    a.num_splits = 7;                                                // the caller's count wins
     plan = family->plan(spec, a, h100);
     CHECK(plan.num_splits == 7);
     CHECK(plan.launches[0].grid[0] == 7);

@@ -1,21 +1,20 @@
 // The command-line tools, run as the user runs them: separate processes, a private cache directory, exit codes
 // and output checked. fa-jit-cache's warmup needs NVRTC (no GPU); fa-jit-bench is only checked without a GPU.
-#include "fa_jit/tuning.hpp"
-#include "fa_jit/jit.hpp"
-
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "fa_jit/jit.hpp"
+#include "fa_jit/tuning.hpp"
 
 namespace {
 
@@ -85,7 +84,9 @@ nlohmann::json parse_json(const ToolResult& r) {
     return nlohmann::json::parse(r.out);
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 void flip_middle_byte(const fs::path& file) {
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
@@ -113,8 +114,8 @@ TEST_CASE("fa-jit-cache --help explains the subcommands and the environment", "[
 
 TEST_CASE("fa-jit-cache usage errors exit with code 2", "[tools]") {
     TempDir dir;
-    CHECK(run_tool(kCacheTool, "", dir.path()).exit_code == 2);                         // no subcommand
-    CHECK(run_tool(kCacheTool, "frobnicate", dir.path()).exit_code == 2);               // unknown subcommand
+    CHECK(run_tool(kCacheTool, "", dir.path()).exit_code == 2);            // no subcommand
+    CHECK(run_tool(kCacheTool, "frobnicate", dir.path()).exit_code == 2);  // unknown subcommand
     const ToolResult prune = run_tool(kCacheTool, "prune --max-bytes 12X", dir.path());
     CHECK(prune.exit_code == 2);
     CHECK(contains(prune.err, "--max-bytes"));
@@ -165,8 +166,10 @@ TEST_CASE("fa-jit-cache warmup fills the cache, then list, verify, prune and cle
     CHECK(run_tool(kCacheTool, "list --csv", dir.path()).exit_code == 0);
     // Each entry names its kernel family: together, the families attention() picks on sm_80 for the dtypes warmed.
     std::set<std::string> expected_families, listed_families;
-    for (const fa_jit::DType d : {fa_jit::DType::f32, fa_jit::DType::f16, fa_jit::DType::bf16})
+    for (const fa_jit::DType d : {fa_jit::DType::f32, fa_jit::DType::f16, fa_jit::DType::bf16}) {
         expected_families.insert(fa_jit::kernel_family_for({d, 64, false, 4096, 4096}, 80));
+        expected_families.insert(fa_jit::kernel_family_for({d, 64, false, 1, 4096}, 80));  // decode
+    }
     for (const auto& e : entries) {
         REQUIRE(e.contains("family"));
         listed_families.insert(e["family"].get<std::string>());
@@ -201,32 +204,39 @@ TEST_CASE("fa-jit-cache warmup fills the cache, then list, verify, prune and cle
     CHECK(parse_json(run_tool(kCacheTool, "info --json", dir.path()))["cache"]["entries"] == 0);
 }
 
-TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen tile", "[tools]") {
+TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen tile, and the decode tiles", "[tools]") {
     TempDir dir;
-    const ToolResult r = run_tool(kCacheTool, "warmup --arch sm_90 --dtype bf16 --head-dim 128 --causal yes --json",
-                                  dir.path());
+    const ToolResult r =
+        run_tool(kCacheTool, "warmup --arch sm_90 --dtype bf16 --head-dim 128 --causal yes --json", dir.path());
     REQUIRE(r.exit_code == 0);
     const nlohmann::json j = parse_json(r);
-    CHECK(j["compiled"] == 2);
+    CHECK(j["compiled"] == 4);  // the prefill tile with and without bounds checks; decode at 16 and 32 rows
     CHECK(j["failed"] == 0);
     const fa_jit::TileConfig chosen = fa_jit::default_tile_config(90, {fa_jit::DType::bf16, 128, true, 4096, 4096});
     std::vector<bool> evens;
+    std::set<std::string> decode_tiles;
     for (const auto& item : j["items"]) {
         CHECK(item["arch"] == "sm_90a");
         CHECK(item["dtype"] == "bf16");
+        if (item["family"] == "decode") {
+            decode_tiles.insert(item["config"].get<std::string>());
+            continue;
+        }
         CHECK(item["config"] == chosen.to_string());
         CHECK(item["family"] == "f16-wgmma");
         evens.push_back(item["even_mn"].get<bool>());
     }
+    CHECK(decode_tiles == std::set<std::string>{"16x64w4s4-split", "32x64w4s4-split"});
     std::sort(evens.begin(), evens.end());
     CHECK(evens == std::vector<bool>{false, true});
     CHECK(chosen.variant == "wgmma");  // sm_90: the Hopper kernel
 
     // Other archs get the mma.sync kernel: no wgmma tile is planned for sm_80.
-    const ToolResult ampere = run_tool(kCacheTool, "warmup --arch sm_80 --dtype bf16 --head-dim 128 --causal no --json",
-                                       dir.path());
+    const ToolResult ampere =
+        run_tool(kCacheTool, "warmup --arch sm_80 --dtype bf16 --head-dim 128 --causal no --json", dir.path());
     REQUIRE(ampere.exit_code == 0);
     for (const auto& item : parse_json(ampere)["items"]) {
+        if (item["family"] == "decode") continue;
         CHECK(item["config"] == "128x64w4s2");
         CHECK(item["family"] == "f16-mma");
     }

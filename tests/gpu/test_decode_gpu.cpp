@@ -1,9 +1,10 @@
-// The decode family on a GPU against the float64 reference: few query rows, GQA groups packed into a tile, split-KV
-// with forced and chosen split counts, per-sequence KV lengths (ragged, 0, full, malformed and clamped), a caller's
-// workspace, CUDA-graph replay after the device data changes, and FA_JIT_CHECK=1.
-#include <catch2/catch.hpp>
+// Decode on a GPU against the float64 reference (the decode family for fp16/bf16, fp32's own family): few query rows,
+// GQA groups packed into a tile, split-KV with forced and chosen split counts, per-sequence KV lengths (ragged, 0,
+// full, malformed and clamped), a caller's workspace, CUDA-graph replay after the device data changes, and
+// FA_JIT_CHECK=1.
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
 #include <random>
 
 #include "attention/metadata_check.hpp"
@@ -23,8 +24,9 @@ std::vector<int> random_lengths(int batch, int seqlen_k, std::mt19937& rng) {
     return out;
 }
 
+// fp16 and bf16 run the decode family; fp32 (no split-KV family) the fp32 family, per-sequence lengths included.
 void check_decode(const Case& c, std::mt19937& rng) {
-    for (DType dtype : {DType::bf16, DType::f16}) check_case(c, dtype, rng);
+    for (DType dtype : {DType::bf16, DType::f16, DType::f32}) check_case(c, dtype, rng);
 }
 
 }  // namespace
@@ -34,8 +36,8 @@ TEST_CASE("decode: query lengths 1..16, every group size, causal or not", "[deco
     std::mt19937 rng(1);
     for (int seqlen_q : {1, 2, 4, 16})
         for (bool causal : {false, true})
-            for (const auto& [heads_q, heads_kv] : std::vector<std::pair<int, int>>{{4, 4}, {4, 2}, {8, 2}, {16, 2},
-                                                                                     {32, 2}, {16, 1}})
+            for (const auto& [heads_q, heads_kv] :
+                 std::vector<std::pair<int, int>>{{4, 4}, {4, 2}, {8, 2}, {16, 2}, {32, 2}, {16, 1}})
                 check_decode({2, heads_q, heads_kv, seqlen_q, 777, 128, causal, Layout::bshd}, rng);
 }
 
@@ -73,9 +75,8 @@ TEST_CASE("decode: per-sequence KV lengths, ragged and malformed", "[decode]") {
     for (bool causal : {false, true})
         for (int splits : {0, 1, 5}) {
             const int batch = 7;
-            check_decode({batch, 8, 2, 1, 2000, 128, causal, Layout::bshd, {}, random_lengths(batch, 2000, rng),
-                          splits},
-                         rng);
+            check_decode(
+                {batch, 8, 2, 1, 2000, 128, causal, Layout::bshd, {}, random_lengths(batch, 2000, rng), splits}, rng);
             check_decode({batch, 4, 4, 4, 333, 64, causal, Layout::bhsd, {}, random_lengths(batch, 333, rng), splits},
                          rng);
         }
@@ -110,7 +111,8 @@ TEST_CASE("decode: a caller's workspace, and one too small", "[decode]") {
     const std::size_t need = attention_workspace_size(a);
     CHECK(need > 256);
     a.workspace = workspace.get(), a.workspace_bytes = 256;
-    CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains("'workspace_bytes'") && Catch::Contains(std::to_string(need)));
+    CHECK_THROWS_WITH(attention(a, nullptr),
+                      Catch::Contains("'workspace_bytes'") && Catch::Contains(std::to_string(need)));
     a.num_splits = 1;  // one split needs no workspace
     CHECK(attention_workspace_size(a) == 0);
 }
@@ -170,12 +172,16 @@ TEST_CASE("decode: a captured CUDA graph replays after the KV cache and lengths 
         double max_err = 0, lse_err = 0;
         std::size_t bad = 0;
         for (std::size_t i = 0; i < nq; ++i) {
-            if (!std::isfinite(o[i])) ++bad;
-            else max_err = std::max(max_err, std::abs(o[i] - ref_o[i]));
+            if (!std::isfinite(o[i]))
+                ++bad;
+            else
+                max_err = std::max(max_err, std::abs(o[i] - ref_o[i]));
         }
         for (std::size_t i = 0; i < n_lse; ++i) {
-            if (std::isinf(ref_lse[i])) bad += !(std::isinf(lse[i]) && lse[i] < 0);
-            else lse_err = std::max(lse_err, std::abs(lse[i] - ref_lse[i]));
+            if (std::isinf(ref_lse[i]))
+                bad += !(std::isinf(lse[i]) && lse[i] < 0);
+            else
+                lse_err = std::max(lse_err, std::abs(lse[i] - ref_lse[i]));
         }
         CHECK(bad == 0);
         CHECK(max_err < 4.0 / 256);
@@ -223,9 +229,8 @@ TEST_CASE("decode: FA_JIT_CHECK=1 names the first bad seqused_k entry", "[decode
     DeviceBuffer q(5 * 4 * 64 * 2), kv(5 * 100 * 64 * 2), o(5 * 4 * 64 * 2), used(5 * 4);
     a.q = q.get(), a.k = a.v = kv.get(), a.o = o.get(), a.seqused_k = static_cast<const int*>(used.get());
     set_metadata_checks(true);
-    for (const auto& [lengths, message] :
-         std::vector<std::pair<std::vector<int>, std::string>>{{{1, 2, 101, -1, 5}, "'seqused_k[2]'"},
-                                                               {{1, 2, 3, -1, 500}, "'seqused_k[3]'"}}) {
+    for (const auto& [lengths, message] : std::vector<std::pair<std::vector<int>, std::string>>{
+             {{1, 2, 101, -1, 5}, "'seqused_k[2]'"}, {{1, 2, 3, -1, 500}, "'seqused_k[3]'"}}) {
         used.upload(lengths.data(), lengths.size() * 4);
         CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains(message) && Catch::Contains("seqlen_k = 100"));
     }

@@ -2,10 +2,10 @@
 // against the float64 host reference with tolerances scaled to the dtype.
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <string>
@@ -43,8 +43,10 @@ inline std::string describe(const Case& c, DType dtype) {
 // cannot assume away).
 inline Strides strides_for(Layout layout, int seqlen, int heads, int d) {
     switch (layout) {
-        case Layout::bshd: return Strides::bshd(seqlen, heads, d);
-        case Layout::bhsd: return Strides::bhsd(seqlen, heads, d);
+        case Layout::bshd:
+            return Strides::bshd(seqlen, heads, d);
+        case Layout::bhsd:
+            return Strides::bhsd(seqlen, heads, d);
         case Layout::padded: {
             const std::int64_t row = d + 8, head = (seqlen + 3) * row;
             return {heads * head, head, row};
@@ -53,7 +55,9 @@ inline Strides strides_for(Layout layout, int seqlen, int heads, int d) {
     return {};
 }
 
-inline std::size_t elements(const Strides& s, int batch) { return static_cast<std::size_t>(s.batch) * batch; }
+inline std::size_t elements(const Strides& s, int batch) {
+    return static_cast<std::size_t>(s.batch) * batch;
+}
 
 struct Errors {
     double max_abs = 0, rel_l2 = 0, lse_max_abs = 0;
@@ -161,9 +165,10 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
             e.lse_max_abs = std::max(e.lse_max_abs, std::abs(lse[i] - ref_lse[i]));
         }
     }
-    INFO(fmt::format("max |O - ref| = {:.3g} (max |ref| {:.3g}), rel L2 = {:.3g}, max |LSE - ref| = {:.3g}, "
-                     "non-finite = {}, LSE -inf mismatches = {}",
-                     e.max_abs, ref_max, e.rel_l2, e.lse_max_abs, e.not_finite, e.lse_wrong_inf));
+    INFO(
+        fmt::format("max |O - ref| = {:.3g} (max |ref| {:.3g}), rel L2 = {:.3g}, max |LSE - ref| = {:.3g}, "
+                    "non-finite = {}, LSE -inf mismatches = {}",
+                    e.max_abs, ref_max, e.rel_l2, e.lse_max_abs, e.not_finite, e.lse_wrong_inf));
     const Tolerance tol = tolerance(dtype);
     CHECK(e.not_finite == 0);
     CHECK(e.lse_wrong_inf == 0);
@@ -186,6 +191,5 @@ inline void check_case_all_dtypes(const Case& c, std::mt19937& rng) {
         }
     }
 }
-
 
 }  // namespace fa_jit::testing

@@ -1,13 +1,12 @@
 // Which kernels warmup compiles: archs x dtypes x head dims x causal x (default config | every config).
-#include "commands.hpp"
-#include "common/text.hpp"
-#include "warmup.hpp"
-
-#include "fa_jit/tuning.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
+
+#include "commands.hpp"
+#include "common/text.hpp"
+#include "fa_jit/tuning.hpp"
+#include "warmup.hpp"
 
 namespace fa_jit::tools {
 namespace {
@@ -21,8 +20,7 @@ void check_supported(const std::string& arch) {
     } catch (const CompileError&) {
         return;
     }
-    if (supported.empty() || std::find(supported.begin(), supported.end(), arch_cc(arch)) != supported.end())
-        return;
+    if (supported.empty() || std::find(supported.begin(), supported.end(), arch_cc(arch)) != supported.end()) return;
     std::string list;
     for (int a : supported) list += fmt::format("{}sm_{}", list.empty() ? "" : " ", a);
     throw UsageError(fmt::format("--arch {}: NVRTC {}.{} cannot compile for it (it supports: {})", arch,
@@ -93,8 +91,8 @@ std::vector<std::string> warmup_archs(const std::string& archs_option) {
         try {
             arch = parse_arch(given);
         } catch (const InvalidArgument& e) {
-            throw UsageError(fmt::format("--arch '{}': invalid arch; expected e.g. sm_80, sm_90a or compute_90",
-                                         given));
+            throw UsageError(
+                fmt::format("--arch '{}': invalid arch; expected e.g. sm_80, sm_90a or compute_90", given));
         }
         check_supported(arch);
         add(attention_arch(arch));  // what attention() looks up on such a GPU (sm_90 -> sm_90a)
@@ -119,25 +117,31 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
         for (DType dtype : dtypes)
             for (int d : head_dims) {
                 if (tile_configs(dtype, d).empty())
-                    throw UsageError(fmt::format("no attention kernel for --dtype {} with --head-dim {}{}",
-                                                 fa_jit::to_string(dtype), d,
-                                                 dtype == DType::f32 ? "" : " (fp16/bf16 need a multiple of 8 up to 256)"));
-                for (bool causal : causals) {
-                    const ProblemClass problem{dtype, d, causal, options.seqlen, options.seqlen};
-                    const int cc = arch_cc(arch);
-                    std::vector<AttentionKernelSpec> specs;
-                    TileConfig chosen;
-                    try {
-                        chosen = default_tile_config(cc, problem);
-                        specs = warmup_specs(problem, cc, options.all_configs);
-                    } catch (const InvalidArgument& e) {
-                        throw UsageError(fmt::format("--arch {}: {}", arch, e.what()));
+                    throw UsageError(
+                        fmt::format("no attention kernel for --dtype {} with --head-dim {}{}", fa_jit::to_string(dtype),
+                                    d, dtype == DType::f32 ? "" : " (fp16/bf16 need a multiple of 8 up to 256)"));
+                for (bool causal : causals)
+                    // Prefill at --seqlen, and decode against a cache of --seqlen keys with 16, 32 and 64 packed query
+                    // rows per KV head (one token; 4 tokens x a group of 8; 4 tokens x a group of 16): the decode
+                    // family's tiles differ by those rows only.
+                    for (const ProblemClass& problem : {ProblemClass{dtype, d, causal, options.seqlen, options.seqlen},
+                                                        ProblemClass{dtype, d, causal, 1, options.seqlen, 1},
+                                                        ProblemClass{dtype, d, causal, 4, options.seqlen, 8},
+                                                        ProblemClass{dtype, d, causal, 4, options.seqlen, 16}}) {
+                        const int cc = arch_cc(arch);
+                        std::vector<AttentionKernelSpec> specs;
+                        TileConfig chosen;
+                        try {
+                            chosen = default_tile_config(cc, problem);
+                            specs = warmup_specs(problem, cc, options.all_configs);
+                        } catch (const InvalidArgument& e) {
+                            throw UsageError(fmt::format("--arch {}: {}", arch, e.what()));
+                        }
+                        for (AttentionKernelSpec& spec : specs) {
+                            const bool is_default = spec.tile == chosen;
+                            add({arch, std::move(spec), is_default});
+                        }
                     }
-                    for (AttentionKernelSpec& spec : specs) {
-                        const bool is_default = spec.tile == chosen;
-                        add({arch, std::move(spec), is_default});
-                    }
-                }
             }
     return items;
 }
@@ -150,9 +154,12 @@ std::string describe(const WarmupItem& item) {
 
 const char* to_string(WarmupStatus status) {
     switch (status) {
-        case WarmupStatus::compiled: return "compiled";
-        case WarmupStatus::cached: return "cached";
-        case WarmupStatus::failed: return "failed";
+        case WarmupStatus::compiled:
+            return "compiled";
+        case WarmupStatus::cached:
+            return "cached";
+        case WarmupStatus::failed:
+            return "failed";
     }
     return "?";
 }

@@ -62,7 +62,9 @@ public:
                 block_m = m;
                 if (m >= rows) break;
             }
-        return {{block_m, 64, 4, 4, "split"}, {block_m, 64, 4, 3, "split"}, {block_m, 64, 4, 2, "split"},
+        return {{block_m, 64, 4, 4, "split"},
+                {block_m, 64, 4, 3, "split"},
+                {block_m, 64, 4, 2, "split"},
                 {16, 64, 4, 2, "split"}};
     }
     bool has_even_variant() const override { return false; }

@@ -1,5 +1,5 @@
 // Family "fp32": fp32 in and out, 3xTF32 tensor-core mma.sync (kernel_sources/attention_fp32.cu), any head dim
-// 1..256, sm_80 and newer. Tiles are spelled "64x64w4" (no pipeline stages).
+// 1..256, sm_80 and newer, per-sequence KV lengths included. Tiles are spelled "64x64w4" (no pipeline stages).
 #include <fmt/format.h>
 
 #include "attention/family.hpp"
@@ -18,7 +18,9 @@ public:
     }
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f32; }
     bool runs_on(int cc) const override { return cc >= 80; }  // cp.async, TF32 mma
-    void check_args(const AttentionArgs&) const override {}   // any element-aligned pointer and stride
+    // Reads per-sequence KV lengths too (fp32 has no split-KV family: decode runs here, one block per query tile).
+    bool serves(const ProblemClass& p, int cc) const override { return accepts(p.dtype, p.head_dim) && runs_on(cc); }
+    void check_args(const AttentionArgs&) const override {}  // any element-aligned pointer and stride
 
     bool owns(const TileConfig& t) const override { return t.variant.empty() && t.stages == 0; }
     bool tile_is_legal(int head_dim, const TileConfig& t) const override {
@@ -51,10 +53,10 @@ public:
 
     std::string source_name() const override { return "attention_fp32.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <B_r, B_c, d, warps, causal, math, min blocks per SM>: math 1 = 3xTF32 on tensor cores (fp32 accuracy);
-        // a register bound of one block per SM (a higher one makes ptxas cap registers and spill).
-        return {fmt::format("fa_jit::attention_fwd_fp32<{}, {}, {}, {}, {}, 1, 1>", s.tile.block_m, s.tile.block_n,
-                            s.head_dim, s.tile.warps, s.causal)};
+        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k]>: math 1 = 3xTF32 on tensor cores (fp32
+        // accuracy); a register bound of one block per SM (a higher one makes ptxas cap registers and spill).
+        return {fmt::format("fa_jit::attention_fwd_fp32<{}, {}, {}, {}, {}, 1, 1{}>", s.tile.block_m, s.tile.block_n,
+                            s.head_dim, s.tile.warps, s.causal, s.seqused_k ? ", true" : "")};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return fp32_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim);
