@@ -35,8 +35,9 @@ and fa-jit / the best peer. Correctness first: the float64 reference on up to 4 
 rows and heads), fa-jit's output poisoned with NaN beforehand, each peer's error on the same rows for scale. Decode
 timing: back-to-back calls queued behind a sleep kernel (torch.cuda._sleep) long enough for the host to enqueue
 them, median over batches of 10 calls: the GPU time per call without the host's launch overhead, which at a few
-microseconds per kernel would otherwise dominate (and differs between Python wrappers). fa-jit's split count is
-not in the C ABI: `fa-jit-bench --preset decode` reports it.
+microseconds per kernel would otherwise dominate (and differs between Python wrappers). Under each table, the
+kernels each peer ran per way of calling it (profiled once): e.g. SDPA's cudnn backend takes the causal_lower_right
+mask materialized. fa-jit's split count is not in the C ABI: `fa-jit-bench --preset decode` reports it.
 """
 import argparse
 import ctypes
@@ -47,6 +48,7 @@ import site
 import statistics
 import sys
 import time
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -66,13 +68,13 @@ _ARGS_FIELDS = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_v
                 ("scale", ctypes.c_float), ("causal", ctypes.c_int32)]
 
 
-class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h (filled by fa_jit_attention_args_init)
+class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h (extensible: struct_size first)
     _fields_ = ([("struct_size", ctypes.c_uint32)] + _ARGS_FIELDS +
                 [("seqused_k", ctypes.c_void_p), ("num_splits", ctypes.c_int32), ("workspace", ctypes.c_void_p),
                  ("workspace_bytes", ctypes.c_uint64)])
 
 
-class ArgsV0(ctypes.Structure):  # the same before struct_size: libraries without fa_jit_attention_args_init
+class ArgsV0(ctypes.Structure):  # the same before struct_size: libraries without fa_jit_attention_workspace_size
     _fields_ = _ARGS_FIELDS
 
 
@@ -93,23 +95,22 @@ def strides(t):  # [B, H, N, d] tensor -> element strides
 class FaJit:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
-        # A library from before the extensible struct (an older --baseline-lib) gets the old layout.
-        self.extensible = hasattr(self.lib, "fa_jit_attention_args_init")
+        # A library from before the extensible struct (an older --baseline-lib) gets the old layout; the extensible
+        # one came with fa_jit_attention_workspace_size.
+        self.extensible = hasattr(self.lib, "fa_jit_attention_workspace_size")
         self.Args = Args if self.extensible else ArgsV0
         self.lib.fa_jit_attention.restype = ctypes.c_int
         self.lib.fa_jit_attention.argtypes = [ctypes.POINTER(self.Args), ctypes.c_void_p]
         self.lib.fa_jit_last_error.restype = ctypes.c_char_p
         if self.extensible:
-            self.lib.fa_jit_attention_args_init.restype = None
-            self.lib.fa_jit_attention_args_init.argtypes = [ctypes.POINTER(Args)]
             self.lib.fa_jit_attention_workspace_size.restype = ctypes.c_int
             self.lib.fa_jit_attention_workspace_size.argtypes = [ctypes.POINTER(Args), ctypes.POINTER(ctypes.c_uint64)]
 
     def args(self, q, k, v, o, causal, dtype_code, seqused_k=None, num_splits=0):
         """The C arguments for [B, H, N, d] tensors (any strides with a contiguous last dimension)."""
-        a = self.Args()
+        a = self.Args()  # zeros: every field at its default (what the header's inline fa_jit_attention_args_init does)
         if self.extensible:
-            self.lib.fa_jit_attention_args_init(ctypes.byref(a))
+            a.struct_size = ctypes.sizeof(Args)
         elif seqused_k is not None or num_splits:
             raise RuntimeError("this fa-jit library predates seqused_k and num_splits")
         a.q, a.k, a.v, a.o, a.lse = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), None
@@ -300,7 +301,7 @@ class Fa4:
     """FlashAttention-4 (flash-attn-4: `flash_attn.cute`), or why it is not there."""
 
     def __init__(self, site_dir, disabled):
-        self.func = self.varlen = None
+        self.func = self.varlen = self.version = None
         self.why = "disabled (--no-fa4)" if disabled else None
         self.num_splits = 1
         if disabled:
@@ -322,6 +323,11 @@ class Fa4:
             self.why = f"{type(e).__name__}: {e}".splitlines()[0][:200]
             return
         self.func, self.varlen = flash_attn_func, flash_attn_varlen_func
+        try:
+            from importlib.metadata import version
+            self.version = f"flash-attn-4 {version('flash-attn-4')}"
+        except Exception:
+            self.version = "flash_attn.cute"
         # FA4's split-KV path asserts on sm_8x and sm_9x ("SplitKV not supported on SM 9.0"); its heuristic
         # (num_splits < 1) would choose splits there, so those GPUs get num_splits=1.
         major = torch.cuda.get_device_capability()[0]
@@ -444,6 +450,34 @@ def decode_shapes(args, dtype):
     return rows, skipped
 
 
+def cuda_kernels(fn):
+    """Names of the CUDA kernels one call of `fn` runs (profiled), the longest first, shortened: which kernel a
+    backend really took."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        timed = []
+        for e in prof.key_averages():
+            t = getattr(e, "self_device_time_total", None)
+            if t is None:
+                t = getattr(e, "self_cuda_time_total", 0)
+            name = e.key.split("(")[0].split("<")[0].replace("void ", "").strip()[:60]
+            if t and t > 0 and name:
+                timed.append((t, name))
+        names = []
+        for _, name in sorted(timed, reverse=True):
+            if name not in names:
+                names.append(name)
+        return names
+    except Exception as e:  # a profiler that does not run here
+        return [f"(profiler: {type(e).__name__})"]
+
+
+_kernels_seen = {}  # (peer, mode, causal with Nq > 1, GQA, ragged, dtype) -> kernel names, profiled once
+
+
 def peer_modes(name, g):
     """How a peer is asked for GQA, in order of preference: natively, else on expanded K/V."""
     if g == 1:
@@ -520,6 +554,10 @@ def run_decode_row(args, builds, fa4, dtype_name, shape, used_lengths=None):
                 torch.cuda.synchronize()
                 row[f"{name}_rel_err"] = decode_err(out, ref, batches)
                 row[f"{name}_mode"] = mode
+                family = (name, mode, causal and nq > 1, g > 1, ragged, dtype_name)
+                if family not in _kernels_seen:
+                    _kernels_seen[family] = cuda_kernels(lambda: fn(*call_sets[0]))
+                row[f"{name}_kernels"] = _kernels_seen[family]
                 peer_calls[name] = [(lambda s=s, fn=fn: fn(*s)) for s in call_sets]
                 break
             except Exception as e:  # the backend does not take this dtype, shape, mask or GQA mode
@@ -655,11 +693,18 @@ def run_decode(args, builds, fa4, dtype_name):
         whys = {r[f"{p}_why"] for r in rows if r.get(f"{p}_why") and not r.get(f"{p}_tbps")}
         for why in sorted(whys)[:3]:
             print(f"  {p} not run: {why}")
+    print_kernels(DECODE_PEERS, False, dtype_name)
     return rows
 
 
+def print_kernels(peers, ragged, dtype_name):
+    """The kernels each peer ran, longest first, per way of calling it (profiled on its first row)."""
+    for (p, mode, causal, gqa, rg, dt), names in _kernels_seen.items():
+        if p in peers and rg == ragged and dt == dtype_name:
+            print(f"  {p} {mode}{' causal' if causal else ''}{' GQA' if gqa else ''}: {', '.join(names[:3]) or '-'}")
+
+
 def run_ragged(args, builds, fa4, dtype_name):
-    gen = torch.Generator().manual_seed(4321)
     b, nk = args.ragged_batch, args.ragged_seqlen_k
     names = [n for n, _ in builds] + ["fa4"]
     rows = []
@@ -668,6 +713,8 @@ def run_ragged(args, builds, fa4, dtype_name):
     for d in args.head_dims:
         for hkv in args.decode_heads_kv:
             for nq, causal in ((1, False), (4, True)):
+                # The same lengths for every head count and dtype (one draw per Nq, which is their minimum).
+                gen = torch.Generator().manual_seed(4321 + nq)
                 used = torch.randint(nq, nk + 1, (b,), generator=gen).tolist()
                 row = run_decode_row(args, builds, fa4, dtype_name,
                                      (b, args.decode_heads_q, hkv, nq, nk, d, causal), used)
@@ -677,6 +724,7 @@ def run_ragged(args, builds, fa4, dtype_name):
                 print(decode_line(row, names) + (f"  sdpa+mask err {mask_err:.1e}" if mask_err is not None else
                                                  f"  sdpa+mask: {row.get('sdpa_mask_why')}"), flush=True)
     print("\n" + decode_table(rows, names, f"ragged {dtype_name}, KV GB = keys used"))
+    print_kernels(["fa4"], True, dtype_name)
     return rows
 
 
@@ -709,6 +757,9 @@ def main():
     args = p.parse_args()
 
     decode = args.decode or args.ragged
+    if decode:  # what SDPA says for each backend it cannot use, and FA-4's CuTe DSL notes: noise in these tables
+        warnings.filterwarnings("ignore", message=r".*(kernel not used because|runtime disabled|both fused kernels|"
+                                                  r"cannot be converted to a JitArgument|Profiler clears events)")
     args.dtype = args.dtype or (["bf16", "fp16"] if decode else ["fp32"])
     args.head_dims = args.head_dims or ([128] if decode else [64, 128])
 
@@ -719,7 +770,7 @@ def main():
     results = []
     if decode:
         fa4 = Fa4(args.fa4_site, args.no_fa4)
-        print(f"# FlashAttention-4: {'flash_attn.cute, num_splits=%d' % fa4.num_splits if fa4 else fa4.why}",
+        print(f"# FlashAttention-4: {fa4.version + ', num_splits=%d' % fa4.num_splits if fa4 else fa4.why}",
               flush=True)
         builds = [("fa-jit", fa)] + ([("base", base)] if base else [])
         for dtype_name in args.dtype:

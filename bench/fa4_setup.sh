@@ -24,7 +24,8 @@ import site, sys
 site.addsitedir(sys.argv[1])
 from flash_attn.cute import flash_attn_func, flash_attn_varlen_func  # noqa: F401
 import flash_attn.cute as m
-print(f"FlashAttention-4 {getattr(m, '__version__', '?')} from {m.__file__}")
+from importlib.metadata import version
+print(f"flash-attn-4 {version('flash-attn-4')} from {m.__file__}")
 PY
 }
 
@@ -46,7 +47,8 @@ missing=()
 for f in cu13.part.00 cu13.part.01 cu13.part.02 core.whl.zip; do
     [ -f "$stage/$f" ] || missing+=("$f")
 done
-[ -n "$(ls "$stage"/flash_attn_4-*.whl 2>/dev/null)" ] || missing+=("flash_attn_4-*.whl")
+fa4_wheels=("$stage"/flash_attn_4-*.whl)  # nullglob: empty when missing
+[ ${#fa4_wheels[@]} -gt 0 ] || missing+=("flash_attn_4-*.whl")
 if [ ${#missing[@]} -gt 0 ]; then
     echo "fa4: not installed yet, $stage lacks: ${missing[*]}"
     echo "fa4: parts come from .fa4/1 (cu13.part.00), .fa4/2 (cu13.part.01), .fa4/3 (the rest): carry each in a call"
