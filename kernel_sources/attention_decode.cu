@@ -13,10 +13,11 @@
 // Launch: grid (row_tiles * num_splits, heads_kv, batch), block kNWarps * 32, dynamic shared memory
 // decode_layout::smem_bytes(); row_tiles = ceil(seqlen_q * group / kBlockM); blockIdx.x = split * row_tiles + row tile.
 // Split s of a (sequence, KV head) takes the s-th of num_splits equal runs of the kWarpN-key tiles its rows see.
-// Inside the block the warps split the keys, not the rows: warp w takes tiles w, w + kNWarps, ... of the run, each
-// through its own kStages-deep cp.async ring synchronised by __syncwarp only, so no warp waits for another until the
-// end, where the warps' (m, l, O) are merged through shared memory. That keeps kNWarps * (kStages - 1) loads in flight
-// per block, which is what a memory-bound kernel needs.
+// Inside the block the warps split the keys first (decode_layout.cuh): key warp w takes tiles w, w + kKeyWarps, ...
+// of the run, each through its own kStages-deep cp.async ring, so no key warp waits for another until the end, where
+// their (m, l, O) are merged through shared memory; that keeps kKeyWarps * (kStages - 1) loads in flight per block,
+// which is what a memory-bound kernel needs. Rows beyond what one warp's registers hold go to row warps that share
+// their key warp's ring (and compute on the same K/V tile).
 //
 // Output: num_splits == 1: O (T) and LSE directly. Otherwise each split writes its normalised O (fp32) and LSE to the
 // workspace (p.partial_o, p.partial_lse) and attention_split_combine merges them:
@@ -48,10 +49,14 @@ struct AttentionDecodeTraits {
     static constexpr int kNWarps = kNWarps_;
     static constexpr int kStages = kStages_;
     static constexpr int kNThreads = kNWarps * 32;
-    static constexpr int kWarpN = kBlockN_ / kNWarps;  // keys per warp per step
+    static constexpr int kWarpRows = decode_layout::warp_rows(kBlockM, kHeadDim);  // rows of O a warp holds
+    static constexpr int kRowWarps = decode_layout::row_warps(kBlockM, kHeadDim);
+    static constexpr int kKeyWarps = kNWarps / kRowWarps;
+    static constexpr int kWarpN = decode_layout::warp_keys(kBlockM, kBlockN_, kNWarps, kHeadDim);  // keys per step
+    static constexpr int kGroupThreads = 32 * kRowWarps;  // the warps sharing one ring
     static constexpr bool kBf16 = tile::IsBf16<T>::value;
 
-    static constexpr int kMTiles = kBlockM / 16;
+    static constexpr int kMTiles = kWarpRows / 16;
     static constexpr int kNTilesS = kWarpN / 8;
     static constexpr int kDMma = decode_layout::head_dim_mma(kHeadDim);
     static constexpr int kDSmem = decode_layout::head_dim_smem(kHeadDim);
@@ -60,7 +65,7 @@ struct AttentionDecodeTraits {
     static constexpr int kChunksRow = kDMma / 8;  // 16-byte chunks loaded per row (padding chunks zero-filled)
 
     static constexpr unsigned kQBytes = decode_layout::q_bytes(kBlockM, kHeadDim);
-    static constexpr unsigned kStageBytes = decode_layout::stage_bytes(kBlockN_, kNWarps, kHeadDim);
+    static constexpr unsigned kStageBytes = decode_layout::stage_bytes(kBlockM, kBlockN_, kNWarps, kHeadDim);
     static constexpr unsigned kKVBytes = kStageBytes / 2;  // K, then V, in one stage
     static constexpr int kMergeRow = decode_layout::merge_row_floats(kHeadDim);
 
@@ -137,11 +142,16 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     const int t_begin = min(n_tiles, split * per_split);
     const int t_end = min(n_tiles, t_begin + per_split);
 
+    constexpr int kKeyWarps = Tr::kKeyWarps;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int g = lane / 4;
     const int t = lane % 4;
-    const int my_tiles = max(0, (t_end - t_begin - warp + kNWarps - 1) / kNWarps);
+    const int key_warp = warp % kKeyWarps;  // which ring, and which keys of each step
+    const int row_warp = warp / kKeyWarps;  // which rows
+    const int warp_row0 = row_warp * Tr::kWarpRows;
+    const int group_tid = row_warp * 32 + lane;  // index among the warps of this ring
+    const int my_tiles = max(0, (t_end - t_begin - key_warp + kKeyWarps - 1) / kKeyWarps);
 
     const unsigned short* k =
         static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
@@ -163,15 +173,23 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         cp_async_commit();
     }
 
-    // ---- this warp's K/V ring -------------------------------------------------------------------------------------
-    const unsigned ring = sRing + warp * kStages * Tr::kStageBytes;
-    const auto load_tile = [&](int stage, int it) {  // the warp's it-th tile into `stage`
-        const int n0 = (t_begin + warp + it * kNWarps) * kWarpN;
+    // ---- this key warp's K/V ring, filled by its row warps together ------------------------------------------------
+    const unsigned ring = sRing + key_warp * kStages * Tr::kStageBytes;
+    const auto load_tile = [&](int stage, int it) {  // the key warp's it-th tile into `stage`
+        const int n0 = (t_begin + key_warp + it * kKeyWarps) * kWarpN;
         const unsigned sK = ring + stage * Tr::kStageBytes;
-        tile::cp_async_tile<Layout, 32, kWarpN, Tr::kChunksRow, kHeadDim, false>(sK, k, p.k_row_stride, n0, key_end,
-                                                                                 lane);
-        tile::cp_async_tile<Layout, 32, kWarpN, Tr::kChunksRow, kHeadDim, false>(sK + Tr::kKVBytes, v, p.v_row_stride,
-                                                                                 n0, key_end, lane);
+        constexpr int kThreads = Tr::kGroupThreads;
+        tile::cp_async_tile<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim, false>(sK, k, p.k_row_stride, n0,
+                                                                                       key_end, group_tid);
+        tile::cp_async_tile<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim, false>(
+            sK + Tr::kKVBytes, v, p.v_row_stride, n0, key_end, group_tid);
+    };
+    // The warps of one ring meet here: a named barrier (id 1 + key warp) for several row warps, else the warp's own.
+    const auto sync_ring = [&] {
+        if (Tr::kRowWarps == 1)
+            __syncwarp();
+        else
+            asm volatile("bar.sync %0, %1;" ::"r"(1 + key_warp), "n"(Tr::kGroupThreads) : "memory");
     };
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
@@ -185,7 +203,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int token = min(r0 + mt * 16 + h * 8 + g, rows_total - 1) / group;
+            const int token = min(r0 + warp_row0 + mt * 16 + h * 8 + g, rows_total - 1) / group;
             limit[mt][h] = kCausal ? max(0, min(used, token + offset + 1)) : used;
         }
 
@@ -203,21 +221,21 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     // ldmatrix lane roles (as attention_f16.cu): matrix lane / 8, row lane % 8.
     const int lm_row = lane % 8;
     const int lm_mat = lane / 8;
-    const unsigned q_lane = sQ + (lm_row + (lm_mat % 2) * 8) * (kDS * 2);
+    const unsigned q_lane = sQ + (warp_row0 + lm_row + (lm_mat % 2) * 8) * (kDS * 2);
     const unsigned q_lane_x = (lm_mat / 2) ^ lm_row;
     const unsigned k_lane_row = (lm_row + (lm_mat / 2) * 8) * (kDS * 2);
     const unsigned k_lane_x = (lm_mat % 2) ^ lm_row;
     const unsigned v_lane_row = (lm_row + (lm_mat % 2) * 8) * (kDS * 2);
     const unsigned v_lane_x = (lm_mat / 2) ^ lm_row;
 
-    cp_async_wait<kStages - 2>();  // Q and this warp's first tile
-    __syncthreads();               // every thread's part of Q
+    cp_async_wait<kStages - 2>();  // Q and this ring's first tile
+    __syncthreads();               // every thread's part of Q and of the first tiles
 
     int stage = 0;
     for (int it = 0; it < my_tiles; ++it) {
         if (it > 0) {
             cp_async_wait<kStages - 2>();
-            __syncwarp();  // the tile landed for every lane; every lane is done with the stage refilled below
+            sync_ring();  // the tile landed for every thread of the ring; all are done with the stage refilled below
         }
         {
             const int next = it + kStages - 1;
@@ -229,7 +247,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         const unsigned sK = ring + stage * Tr::kStageBytes;
         const unsigned sV = sK + Tr::kKVBytes;
         if (++stage == kStages) stage = 0;
-        const int n0 = (t_begin + warp + it * kNWarps) * kWarpN;
+        const int n0 = (t_begin + key_warp + it * kKeyWarps) * kWarpN;
 
         // S = Q K^T
         float acc_s[kMTiles][kNTilesS][4];
@@ -300,16 +318,16 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     cp_async_wait<0>();
     __syncthreads();  // every warp is done with its ring: the merge reuses it
 
-    // ---- merge the warps: each writes its unnormalised O, row max (log2 units) and row sum -------------------------
+    // ---- merge the key warps: each writes its unnormalised O, row max (log2 units) and row sum ---------------------
     float* const merge = reinterpret_cast<float*>(reinterpret_cast<char*>(smem_raw) + Tr::kQBytes);
-    float* const merge_m = merge + kNWarps * kBlockM * Tr::kMergeRow;  // [warp][row]
-    float* const merge_l = merge_m + kNWarps * kBlockM;
+    float* const merge_m = merge + kKeyWarps * kBlockM * Tr::kMergeRow;  // [key warp][row]
+    float* const merge_l = merge_m + kKeyWarps * kBlockM;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int row = mt * 16 + h * 8 + g;
-            float* o_row = merge + (warp * kBlockM + row) * Tr::kMergeRow;
+            const int row = warp_row0 + mt * 16 + h * 8 + g;
+            float* o_row = merge + (key_warp * kBlockM + row) * Tr::kMergeRow;
 #pragma unroll
             for (int nt = 0; nt < kNTilesO; ++nt) {
                 o_row[nt * 8 + 2 * t] = acc_o[mt][nt][2 * h];
@@ -317,13 +335,13 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
             }
             const float l = quad_sum(l_i[mt][h]);
             if (t == 0) {
-                merge_m[warp * kBlockM + row] = m_i[mt][h];
-                merge_l[warp * kBlockM + row] = l;
+                merge_m[key_warp * kBlockM + row] = m_i[mt][h];
+                merge_l[key_warp * kBlockM + row] = l;
             }
         }
     __syncthreads();
 
-    // Thread i takes 4 columns of one row: the warps' parts weighed by exp2(m_w - m), then O / l and the LSE.
+    // Thread i takes 4 columns of one row: the key warps' parts weighed by exp2(m_w - m), then O / l and the LSE.
     constexpr int kVecs = kHeadDim / 4;
     const bool direct = p.num_splits == 1;
     for (int idx = threadIdx.x; idx < kBlockM * kVecs; idx += Tr::kNThreads) {
@@ -332,11 +350,11 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         if (r0 + r >= rows_total) break;  // rows ascend with idx
         float m = kNegInf;
 #pragma unroll
-        for (int w = 0; w < kNWarps; ++w) m = fmaxf(m, merge_m[w * kBlockM + r]);
+        for (int w = 0; w < kKeyWarps; ++w) m = fmaxf(m, merge_m[w * kBlockM + r]);
         float l = 0.f, o[4] = {0.f, 0.f, 0.f, 0.f};
         if (m != kNegInf) {
 #pragma unroll
-            for (int w = 0; w < kNWarps; ++w) {
+            for (int w = 0; w < kKeyWarps; ++w) {
                 const float scale = exp2_approx(merge_m[w * kBlockM + r] - m);
                 l += scale * merge_l[w * kBlockM + r];
                 const float* part = merge + (w * kBlockM + r) * Tr::kMergeRow + c;

@@ -288,7 +288,8 @@ namespace {
 const int kCommitHeadDims[] = {1, 33, 40, 64, 96, 100, 128, 160, 192, 256};
 
 // The default specializations per (arch, dtype, head dim, causal), with and without bounds checks, for a prefill
-// problem and two decode problems (one token with a group of 8 query heads; 4 speculative tokens with a group of 4).
+// problem and three decode problems (one token with a group of 8 query heads; 4 speculative tokens with a group of 4,
+// and with 32: MQA, row warps).
 std::vector<AttentionKernelSpec> default_specs(const std::vector<int>& ccs, const std::vector<DType>& dtypes,
                                                const std::vector<int>& head_dims) {
     std::vector<AttentionKernelSpec> specs;
@@ -299,7 +300,7 @@ std::vector<AttentionKernelSpec> default_specs(const std::vector<int>& ccs, cons
                 for (bool causal : {false, true})
                     for (const ProblemClass& p :
                          {ProblemClass{dtype, d, causal, 4096, 4096}, ProblemClass{dtype, d, causal, 1, 4096, 8},
-                          ProblemClass{dtype, d, causal, 4, 4096, 4}})
+                          ProblemClass{dtype, d, causal, 4, 4096, 4}, ProblemClass{dtype, d, causal, 4, 4096, 32}})
                         for (const AttentionKernelSpec& s : warmup_specs(p, cc, false))
                             if (std::find(specs.begin(), specs.end(), s) == specs.end()) specs.push_back(s);
             }

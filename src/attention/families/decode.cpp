@@ -43,29 +43,35 @@ public:
     }
     std::vector<TileConfig> sweep_tiles(int head_dim) const override {
         std::vector<TileConfig> out;
-        for (int block_m : {16, 32, 64})
-            for (int warps : {4, 8})
+        for (int block_m : {16, 32, 64, 128})
+            for (int warps : {4, 8, 16})
                 for (int warp_n : {16, 32})
-                    for (int stages : {2, 3, 4})
-                        if (decode_layout::legal(block_m, warps * warp_n, warps, stages, head_dim))
-                            out.push_back({block_m, warps * warp_n, warps, stages, "split"});
+                    for (int stages : {2, 3, 4}) {
+                        const int block_n = warp_n * decode_layout::key_warps(block_m, warps, head_dim);
+                        if (block_n > 0 && decode_layout::legal(block_m, block_n, warps, stages, head_dim))
+                            out.push_back({block_m, block_n, warps, stages, "split"});
+                    }
         return out;
     }
-    // The rows: the smallest legal tile holding every packed row of a KV head (fewer rows than that read the group's
-    // K/V once per row tile). The keys: 4 warps of 16 keys, each with a 4-deep ring where it fits (3 tiles of
-    // 16 keys in flight per warp), shallower rings for wide heads.
+    // Rows: the smallest tile holding every packed row of a KV head (a smaller one reads the group's K/V once per row
+    // tile), up to 128. Keys: 4 key warps of 16 keys each, else 2 or 1 of 32, whichever keeps the block at most 8
+    // warps; the deepest ring that fits (4: three tiles in flight per key warp).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int rows = packed_rows(p.seqlen_q, p.group_size);
         int block_m = 16;
-        for (int m : {16, 32, 64})
-            if (decode_layout::legal(m, 64, 4, 2, p.head_dim)) {
-                block_m = m;
-                if (m >= rows) break;
+        for (int m : {32, 64, 128})
+            if (block_m < rows) block_m = m;
+        const int row_warps = decode_layout::row_warps(block_m, p.head_dim);
+        std::vector<TileConfig> out;
+        for (int key_warps : {4, 2, 1})
+            for (int stages : {4, 3, 2}) {
+                const TileConfig t{block_m, key_warps * (key_warps == 4 ? 16 : 32), row_warps * key_warps, stages,
+                                   "split"};
+                if (t.warps <= 8 && decode_layout::legal(t.block_m, t.block_n, t.warps, t.stages, p.head_dim))
+                    out.push_back(t);
             }
-        return {{block_m, 64, 4, 4, "split"},
-                {block_m, 64, 4, 3, "split"},
-                {block_m, 64, 4, 2, "split"},
-                {16, 64, 4, 2, "split"}};
+        out.push_back({16, 64, 4, 2, "split"});
+        return out;
     }
     bool has_even_variant() const override { return false; }
 
