@@ -231,6 +231,16 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     cp_async_wait<kStages - 2>();  // Q and this ring's first tile
     __syncthreads();               // every thread's part of Q and of the first tiles
 
+    // A warp of one m-tile keeps its Q fragments in registers up to d 128 (32 registers): with many row warps per
+    // tile, re-reading Q from shared memory every key tile would cost as much as reading K.
+    constexpr bool kQInRegs = kMTiles == 1 && Tr::kKSteps <= 8;
+    unsigned q_frag[kQInRegs ? Tr::kKSteps : 1][4];
+    if (kQInRegs) {
+#pragma unroll
+        for (int ks = 0; ks < (kQInRegs ? Tr::kKSteps : 1); ++ks)
+            ldmatrix_x4(q_frag[ks], q_lane + swz_pair(q_lane_x, ks));
+    }
+
     int stage = 0;
     for (int it = 0; it < my_tiles; ++it) {
         if (it > 0) {
@@ -260,8 +270,13 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         for (int ks = 0; ks < Tr::kKSteps; ++ks) {
             unsigned a[kMTiles][4];
 #pragma unroll
-            for (int mt = 0; mt < kMTiles; ++mt)
-                ldmatrix_x4(a[mt], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
+            for (int mt = 0; mt < kMTiles; ++mt) {
+                if (kQInRegs)
+                    a[mt][0] = q_frag[kQInRegs ? ks : 0][0], a[mt][1] = q_frag[kQInRegs ? ks : 0][1],
+                    a[mt][2] = q_frag[kQInRegs ? ks : 0][2], a[mt][3] = q_frag[kQInRegs ? ks : 0][3];
+                else
+                    ldmatrix_x4(a[mt], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
+            }
 #pragma unroll
             for (int nt = 0; nt < kNTilesS; nt += 2) {
                 unsigned b[4];

@@ -3,8 +3,7 @@
 //
 // A tile "MxNwWsS-split": M packed query rows (query tokens x the query heads of one KV head), N keys per step of
 // the block, W warps, S-deep cp.async rings. The warps form a grid of row warps x key warps:
-//   - a warp keeps O for its rows in registers, at most 4096 fp32 values per warp (128 per thread): all M rows when
-//     they fit, else 16 rows per row warp;
+//   - a row warp keeps O for 16 rows in registers; M / 16 row warps cover the tile;
 //   - the key warps split the N keys of a step; each column of row warps (one key warp) shares one ring, which its
 //     warps fill together and synchronise with a named barrier (a single row warp: __syncwarp only).
 #pragma once
@@ -13,16 +12,23 @@
 
 namespace fa_jit::decode_layout {
 
-FA_JIT_HOST_DEVICE constexpr int head_dim_mma(int head_dim) { return (head_dim + 15) / 16 * 16; }
-// Shared rows are whole 128-byte swizzle groups (tile::SwizzleRows64).
-FA_JIT_HOST_DEVICE constexpr int head_dim_smem(int head_dim) { return (head_dim + 63) / 64 * 64; }
-
-// Rows one warp holds: the whole tile when its O fits 4096 fp32 registers (64 rows at d <= 64, 32 at d <= 128, 16
-// above), else one 16-row m-tile per row warp (at 255 registers, two m-tiles per warp beside other row warps spill).
-FA_JIT_HOST_DEVICE constexpr int warp_rows(int block_m, int head_dim) {
-    return block_m * head_dim_mma(head_dim) <= 4096 ? block_m : 16;
+FA_JIT_HOST_DEVICE constexpr int head_dim_mma(int head_dim) {
+    return (head_dim + 15) / 16 * 16;
 }
-FA_JIT_HOST_DEVICE constexpr int row_warps(int block_m, int head_dim) { return block_m / warp_rows(block_m, head_dim); }
+// Shared rows are whole 128-byte swizzle groups (tile::SwizzleRows64).
+FA_JIT_HOST_DEVICE constexpr int head_dim_smem(int head_dim) {
+    return (head_dim + 63) / 64 * 64;
+}
+
+// Rows one warp holds: one 16-row m-tile (O: head_dim_mma / 2 fp32 registers per thread, 128 at d 256). Measured
+// on sm_80 / sm_90a: two m-tiles per warp (32 rows at d 128) reach 255 registers and spill, and their Q cannot stay
+// in registers.
+FA_JIT_HOST_DEVICE constexpr int warp_rows(int, int) {
+    return 16;
+}
+FA_JIT_HOST_DEVICE constexpr int row_warps(int block_m, int head_dim) {
+    return block_m / warp_rows(block_m, head_dim);
+}
 FA_JIT_HOST_DEVICE constexpr int key_warps(int block_m, int warps, int head_dim) {
     return warps / row_warps(block_m, head_dim);
 }
@@ -30,7 +36,9 @@ FA_JIT_HOST_DEVICE constexpr int warp_keys(int block_m, int block_n, int warps, 
     return block_n / key_warps(block_m, warps, head_dim);
 }
 
-FA_JIT_HOST_DEVICE constexpr int q_bytes(int block_m, int head_dim) { return 2 * block_m * head_dim_smem(head_dim); }
+FA_JIT_HOST_DEVICE constexpr int q_bytes(int block_m, int head_dim) {
+    return 2 * block_m * head_dim_smem(head_dim);
+}
 // One stage of one key warp's ring: K and V for its keys of a step.
 FA_JIT_HOST_DEVICE constexpr int stage_bytes(int block_m, int block_n, int warps, int head_dim) {
     return 2 * 2 * warp_keys(block_m, block_n, warps, head_dim) * head_dim_smem(head_dim);
@@ -39,7 +47,9 @@ FA_JIT_HOST_DEVICE constexpr int ring_bytes(int block_m, int block_n, int warps,
     return key_warps(block_m, warps, head_dim) * stages * stage_bytes(block_m, block_n, warps, head_dim);
 }
 // fp32 row stride of the per-key-warp O the block merges at the end: 4 floats of padding spread rows over the banks.
-FA_JIT_HOST_DEVICE constexpr int merge_row_floats(int head_dim) { return head_dim_mma(head_dim) + 4; }
+FA_JIT_HOST_DEVICE constexpr int merge_row_floats(int head_dim) {
+    return head_dim_mma(head_dim) + 4;
+}
 // The merge reuses the ring: each key warp's O [M][row floats], then its row maxima and sums.
 FA_JIT_HOST_DEVICE constexpr int merge_bytes(int block_m, int warps, int head_dim) {
     return 4 * key_warps(block_m, warps, head_dim) * block_m * (merge_row_floats(head_dim) + 2);
@@ -68,8 +78,9 @@ FA_JIT_HOST_DEVICE constexpr unsigned long long partial_lse_bytes(long long rows
     return (static_cast<unsigned long long>(rows) * splits * 4 + 255) / 256 * 256;
 }
 FA_JIT_HOST_DEVICE constexpr unsigned long long workspace_bytes(long long rows, int splits, int head_dim) {
-    return splits <= 1 ? 0
-                       : partial_lse_bytes(rows, splits) + static_cast<unsigned long long>(rows) * splits * head_dim * 4;
+    return splits <= 1
+               ? 0
+               : partial_lse_bytes(rows, splits) + static_cast<unsigned long long>(rows) * splits * head_dim * 4;
 }
 
 }  // namespace fa_jit::decode_layout

@@ -36,16 +36,17 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     };
     CHECK(tile(128, 1, 1) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile(128, 1, 8) == TileConfig{16, 64, 4, 4, "split"});
-    CHECK(tile(128, 4, 8) == TileConfig{32, 64, 4, 4, "split"});   // 32 rows
+    CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});    // 32 rows: 2 row warps x 4 key warps
     CHECK(tile(128, 4, 32) == TileConfig{128, 32, 8, 4, "split"});  // MQA: 8 row warps of 16 rows, 1 key warp
-    CHECK(tile(64, 4, 16) == TileConfig{64, 64, 4, 4, "split"});
-    CHECK(tile(256, 4, 8) == TileConfig{32, 64, 8, 3, "split"});  // d 256: 2 row warps x 4 key warps
+    CHECK(tile(64, 4, 16) == TileConfig{64, 64, 8, 4, "split"});    // 4 row warps x 2 key warps
+    CHECK(tile(256, 4, 8) == TileConfig{32, 64, 8, 3, "split"});    // d 256: 2 row warps x 4 key warps
     CHECK(parse_tile_config("16x64w4s4-split") == TileConfig{16, 64, 4, 4, "split"});
-    CHECK(tile_is_legal(DType::f16, 128, {32, 128, 4, 2, "split"}));
-    CHECK(tile_is_legal(DType::f16, 128, {64, 64, 8, 2, "split"}));        // 4 row warps x 2 key warps of 32 keys
-    CHECK_FALSE(tile_is_legal(DType::f16, 128, {64, 64, 4, 2, "split"}));  // 4 row warps, 1 key warp of 64 keys
+    CHECK(tile_is_legal(DType::f16, 128, {32, 128, 8, 2, "split"}));        // 2 row warps x 4 key warps of 32 keys
+    CHECK(tile_is_legal(DType::f16, 128, {64, 64, 8, 2, "split"}));         // 4 row warps x 2 key warps of 32 keys
+    CHECK_FALSE(tile_is_legal(DType::f16, 128, {64, 64, 4, 2, "split"}));   // 4 row warps, 1 key warp of 64 keys
+    CHECK_FALSE(tile_is_legal(DType::f16, 128, {32, 64, 1, 2, "split"}));   // 32 rows need 2 row warps
     CHECK_FALSE(tile_is_legal(DType::f16, 128, {128, 64, 4, 2, "split"}));  // 128 rows need 8 row warps
-    CHECK_FALSE(tile_is_legal(DType::f16, 128, {16, 48, 4, 2, "split"}));  // 12 keys per warp
+    CHECK_FALSE(tile_is_legal(DType::f16, 128, {16, 48, 4, 2, "split"}));   // 12 keys per warp
     CHECK_FALSE(tile_is_legal(DType::f32, 128, {16, 64, 4, 2, "split"}));
 }
 

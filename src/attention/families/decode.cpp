@@ -66,7 +66,7 @@ public:
         for (int key_warps : {4, 2, 1})
             for (int stages : {4, 3, 2}) {
                 const TileConfig t{block_m, key_warps * (key_warps == 4 ? 16 : 32), row_warps * key_warps, stages,
-                                   "split"};
+                                   "split"};  // 64 keys per step, 32 for a single key warp
                 if (t.warps <= 8 && decode_layout::legal(t.block_m, t.block_n, t.warps, t.stages, p.head_dim))
                     out.push_back(t);
             }
