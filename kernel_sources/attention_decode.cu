@@ -17,7 +17,7 @@
 // of the run, each through its own kStages-deep cp.async ring, so no key warp waits for another until the end, where
 // their (m, l, O) are merged through shared memory; that keeps kKeyWarps * (kStages - 1) loads in flight per block,
 // which is what a memory-bound kernel needs. Rows beyond what one warp's registers hold go to row warps that share
-// their key warp's ring (and compute on the same K/V tile).
+// their key warp's ring (and compute on the same K/V tile), meeting at a block barrier every step.
 //
 // Output: num_splits == 1: O (T) and LSE directly. Otherwise each split writes its normalised O (fp32) and LSE to the
 // workspace (p.partial_o, p.partial_lse) and attention_split_combine merges them:
@@ -184,13 +184,16 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         tile::cp_async_tile<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim, false>(
             sK + Tr::kKVBytes, v, p.v_row_stride, n0, key_end, group_tid);
     };
-    // The warps of one ring meet here: a named barrier (id 1 + key warp) for several row warps, else the warp's own.
+    // The warps of one ring meet here: the warp alone when it has the ring to itself; with row warps the whole block
+    // (every warp then runs the same number of steps, `steps` below), a plain barrier that compute-sanitizer's
+    // racecheck follows.
     const auto sync_ring = [&] {
         if (Tr::kRowWarps == 1)
             __syncwarp();
         else
-            asm volatile("bar.sync %0, %1;" ::"r"(1 + key_warp), "n"(Tr::kGroupThreads) : "memory");
+            __syncthreads();
     };
+    const int steps = Tr::kRowWarps == 1 ? my_tiles : (t_end - t_begin + kKeyWarps - 1) / kKeyWarps;
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
         if (s < my_tiles) load_tile(s, s);
@@ -242,7 +245,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     }
 
     int stage = 0;
-    for (int it = 0; it < my_tiles; ++it) {
+    for (int it = 0; it < steps; ++it) {
         if (it > 0) {
             cp_async_wait<kStages - 2>();
             sync_ring();  // the tile landed for every thread of the ring; all are done with the stage refilled below
@@ -257,6 +260,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         const unsigned sK = ring + stage * Tr::kStageBytes;
         const unsigned sV = sK + Tr::kKVBytes;
         if (++stage == kStages) stage = 0;
+        if (it >= my_tiles) continue;  // a key warp past its last tile, still meeting the others' barriers
         const int n0 = (t_begin + key_warp + it * kKeyWarps) * kWarpN;
 
         // S = Q K^T

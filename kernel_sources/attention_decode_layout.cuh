@@ -5,7 +5,7 @@
 // the block, W warps, S-deep cp.async rings. The warps form a grid of row warps x key warps:
 //   - a row warp keeps O for 16 rows in registers; M / 16 row warps cover the tile;
 //   - the key warps split the N keys of a step; each column of row warps (one key warp) shares one ring, which its
-//     warps fill together and synchronise with a named barrier (a single row warp: __syncwarp only).
+//     warps fill together; with row warps the block synchronises every step (a single row warp: __syncwarp only).
 #pragma once
 
 #include "host_device.cuh"
