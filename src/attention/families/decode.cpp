@@ -54,8 +54,8 @@ public:
         return out;
     }
     // Rows: the smallest tile holding every packed row of a KV head (a smaller one reads the group's K/V once per row
-    // tile), up to 128. Keys: 4 key warps of 16 keys each, else 2 or 1 of 32, whichever keeps the block at most 8
-    // warps; the deepest ring that fits (4: three tiles in flight per key warp).
+    // tile), up to 128. Keys: 4 key warps, else 2 or 1 of 32 keys each, whichever keeps the block at most 8 warps;
+    // the deepest ring that fits (4: three tiles in flight per key warp).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int rows = packed_rows(p.seqlen_q, p.group_size);
         int block_m = 16;
@@ -63,10 +63,13 @@ public:
             if (block_m < rows) block_m = m;
         const int row_warps = decode_layout::row_warps(block_m, p.head_dim);
         std::vector<TileConfig> out;
+        // Keys per key warp and step: 16, or 32 where a 16-key tile is small (d <= 64: 4 KB of K and V) or the key
+        // warps few.
+        const int warp_n = p.head_dim <= 64 ? 32 : 16;
         for (int key_warps : {4, 2, 1})
             for (int stages : {4, 3, 2}) {
-                const TileConfig t{block_m, key_warps * (key_warps == 4 ? 16 : 32), row_warps * key_warps, stages,
-                                   "split"};  // 64 keys per step, 32 for a single key warp
+                const TileConfig t{block_m, key_warps * (key_warps == 4 ? warp_n : 32), row_warps * key_warps, stages,
+                                   "split"};
                 if (t.warps <= 8 && decode_layout::legal(t.block_m, t.block_n, t.warps, t.stages, p.head_dim))
                     out.push_back(t);
             }
