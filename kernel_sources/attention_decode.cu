@@ -8,7 +8,7 @@
 //
 // Packed GQA: the rows of a tile are (query token i, query head of the KV head's group hg), row = i * group + hg, so
 // the group's K/V are read once per KV head whatever the group size. Decode has few rows per KV head (seqlen_q *
-// group: 1..64 for common models), so a tile is 16, 32 or 64 rows.
+// group: 1..128 for common models), so a tile is 16..128 rows.
 //
 // Launch: grid (row_tiles * num_splits, heads_kv, batch), block kNWarps * 32, dynamic shared memory
 // decode_layout::smem_bytes(); row_tiles = ceil(seqlen_q * group / kBlockM); blockIdx.x = split * row_tiles + row tile.
@@ -16,8 +16,8 @@
 // Inside the block the warps split the keys first (decode_layout.cuh): key warp w takes tiles w, w + kKeyWarps, ...
 // of the run, each through its own kStages-deep cp.async ring, so no key warp waits for another until the end, where
 // their (m, l, O) are merged through shared memory; that keeps kKeyWarps * (kStages - 1) loads in flight per block,
-// which is what a memory-bound kernel needs. Rows beyond what one warp's registers hold go to row warps that share
-// their key warp's ring (and compute on the same K/V tile), meeting at a block barrier every step.
+// which is what a memory-bound kernel needs. A warp holds 16 rows; more rows go to row warps that share their key
+// warp's ring (and compute on the same K/V tile), meeting at a block barrier every step.
 //
 // Output: num_splits == 1: O (T) and LSE directly. Otherwise each split writes its normalised O (fp32) and LSE to the
 // workspace (p.partial_o, p.partial_lse) and attention_split_combine merges them:
