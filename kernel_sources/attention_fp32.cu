@@ -192,10 +192,15 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // more bytes in <128, 64, 64, 4>, 8 in <128, 32, 160, 8> (sm_80).
     float* o = static_cast<float*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
     float* lse = tb.lse;
-    // The keys this sequence uses (p.seqused_k, clamped) and the causal offset aligned to them.
-    const int seqlen_k = kSequsedK ? tile::used_keys(p, bi.batch) : p.seqlen_k;
-    const int causal_offset = kSequsedK ? tile::causal_offset(p, seqlen_k) : p.causal_offset;
-    const int n_block_max = tile::key_tiles<kBlockM, kBlockN, kCausal>(seqlen_k, causal_offset, m0);
+    // The keys this sequence uses (p.seqused_k, clamped) and the causal offset aligned to them. Without kSequsedK the
+    // kernel reads p.seqlen_k and p.causal_offset where it uses them, as before the feature: the same values held in
+    // locals changed ptxas's allocation at 255 registers (SASS of the causal d-128 default differed throughout).
+    const int used_k = kSequsedK ? tile::used_keys(p, bi.batch) : 0;
+    const int used_offset = kSequsedK ? tile::causal_offset(p, used_k) : 0;
+    const auto seqlen_k = [&] { return kSequsedK ? used_k : p.seqlen_k; };
+    const auto causal_offset = [&] { return kSequsedK ? used_offset : p.causal_offset; };
+    const int n_block_max = kSequsedK ? tile::key_tiles<kBlockM, kBlockN, kCausal>(used_k, used_offset, m0)
+                                      : tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
 
     float acc_o[kMTiles][kNTilesO][4];  // O_i, unnormalised
     float m_i[kMTiles][2];              // running row max of S * scale_log2 (log2 units)
@@ -222,7 +227,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // -inf (l_i = 0).
     if (n_block_max > 0) {
         load_tile<Tr, kBlockM, Tr::kQKStride>(sQ, q, p.q_row_stride, m0, p.seqlen_q, q_vec);
-        load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, (n_block_max - 1) * kBlockN, seqlen_k, k_vec);
+        load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, (n_block_max - 1) * kBlockN, seqlen_k(), k_vec);
         cp_async_commit();
     }
 
@@ -230,7 +235,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
         const int n0 = n_block * kBlockN;
         cp_async_wait_all();
         __syncthreads();  // K_j landed; every warp is done reading V_{j+1}
-        load_tile<Tr, kBlockN, Tr::kVStride>(sV, v, p.v_row_stride, n0, seqlen_k, v_vec);
+        load_tile<Tr, kBlockN, Tr::kVStride>(sV, v, p.v_row_stride, n0, seqlen_k(), v_vec);
         cp_async_commit();
 
         // ---- S[B_r][B_c] = Q_i @ K_j^T  (this warp: kWarpRows x B_c) ------------------------------------------------
@@ -306,7 +311,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 
         // ---- scale to log2 units (any finite scale); mask tiles that straddle seqlen_k or the causal diagonal
         // ----------
-        const bool need_mask = tile::tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k, causal_offset);
+        const bool need_mask = tile::tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset());
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -317,7 +322,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
                     if (need_mask) {  // nested, not `need_mask && ...`: the flattened form spills at 255 registers
                         const int row = tile::frag_row(m0 + warp_row0 + mt * 16, e, g);
                         const int col = tile::frag_col(n0, nt, e, t);
-                        if (tile::key_masked<false, kCausal>(row, col, seqlen_k, causal_offset)) s = kNegInf;
+                        if (tile::key_masked<false, kCausal>(row, col, seqlen_k(), causal_offset())) s = kNegInf;
                     }
                     acc_s[mt][nt][e] = s;
                 }
@@ -347,7 +352,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
         cp_async_wait_all();
         __syncthreads();  // V_j landed; every warp is done reading K_j
         if (n_block > 0) {
-            load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, n0 - kBlockN, seqlen_k, k_vec);
+            load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, n0 - kBlockN, seqlen_k(), k_vec);
             cp_async_commit();
         }
 
