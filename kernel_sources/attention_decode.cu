@@ -4,15 +4,14 @@
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal>
 //   __global__ void attention_decode_split(const __grid_constant__ AttentionParams p);
 //   template <typename T, int kHeadDim>
-//   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);
+//   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
 //
 // Packed GQA: the rows of a tile are (query token i, query head of the KV head's group hg), row = i * group + hg, so
 // the group's K/V are read once per KV head whatever the group size. Decode has few rows per KV head (seqlen_q *
 // group: 1..128 for common models), so a tile is 16..128 rows.
 //
 // Launch: grid (row_tiles * num_splits, heads_kv, batch), block kNWarps * 32, dynamic shared memory
-// decode_layout::smem_bytes(); row_tiles = ceil(seqlen_q * group / kBlockM); blockIdx.x = split * row_tiles + row tile.
-// Split s of a (sequence, KV head) takes the s-th of num_splits equal runs of the kWarpN-key tiles its rows see.
+// decode_layout::smem_bytes() (tile/split_block.cuh: the block's rows, split and keys, in kWarpN-key tiles).
 // Inside the block the warps split the keys first (decode_layout.cuh): key warp w takes tiles w, w + kKeyWarps, ...
 // of the run, each through its own kStages-deep cp.async ring, so no key warp waits for another until the end, where
 // their (m, l, O) are merged through shared memory; that keeps kKeyWarps * (kStages - 1) loads in flight per block,
@@ -20,9 +19,7 @@
 // warp's ring (and compute on the same K/V tile), meeting at a block barrier every step.
 //
 // Output: num_splits == 1: O (T) and LSE directly. Otherwise each split writes its normalised O (fp32) and LSE to the
-// workspace (p.partial_o, p.partial_lse) and attention_split_combine merges them:
-//   LSE = log sum_s exp(LSE_s),  O = sum_s exp(LSE_s - LSE) O_s.
-// A split that sees no key writes O_s = 0 and LSE_s = -inf, which the merge weighs 0.
+// workspace and attention_split_combine merges them. A split that sees no key writes O_s = 0 and LSE_s = -inf.
 //
 // Per-sequence lengths: p.seqused_k (clamped, tile::used_keys); the causal mask is bottom-right aligned to them.
 // Preconditions (host-validated): q, k, v, o 16-byte aligned, strides multiples of 8 elements, scale > 0.
@@ -30,6 +27,7 @@
 
 #include "attention_decode_layout.cuh"
 #include "attention_params.cuh"
+#include "attention_split_combine.cuh"
 #include "dtypes.cuh"
 #include "ptx.cuh"
 #include "tile/coords.cuh"
@@ -38,6 +36,7 @@
 #include "tile/mask.cuh"
 #include "tile/mma16816.cuh"
 #include "tile/softmax.cuh"
+#include "tile/split_block.cuh"
 #include "tile/swizzle.cuh"
 
 namespace fa_jit {
@@ -82,28 +81,6 @@ using tile::mma_16816;
 using tile::pack2;
 using tile::swz_pair;
 
-// Packed row -> (query token, query head): row = token * group + head_in_group.
-struct PackedRow {
-    int token;
-    int head;
-};
-__device__ __forceinline__ PackedRow unpack_row(int row, int group, int head_kv) {
-    const int token = row / group;
-    return {token, head_kv * group + (row - token * group)};
-}
-
-// Four consecutive output elements from fp32: one 8-byte store for fp16 / bf16 (16-byte aligned rows), four 4-byte
-// stores for fp32 (whose tensors need only element alignment).
-template <typename T>
-__device__ __forceinline__ void store4(T* dst, float x0, float x1, float x2, float x3) {
-    if constexpr (tile::IsF16Type<T>::value) {
-        constexpr bool kBf16 = tile::IsBf16<T>::value;
-        st_global_v2(dst, pack2<kBf16>(x0, x1), pack2<kBf16>(x2, x3));
-    } else {
-        dst[0] = x0, dst[1] = x1, dst[2] = x2, dst[3] = x3;
-    }
-}
-
 }  // namespace decode_detail
 
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal>
@@ -124,23 +101,14 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     const unsigned sRing = sQ + Tr::kQBytes;
 
     // ---- which rows, split and keys ------------------------------------------------------------------------------
-    const int group = p.group_size;
-    const int rows_total = p.seqlen_q * group;
-    const int row_tiles = (rows_total + kBlockM - 1) / kBlockM;
-    const int split = blockIdx.x / row_tiles;
-    const int r0 = (blockIdx.x - split * row_tiles) * kBlockM;
-    const int head_kv = blockIdx.y;
-    const int batch = blockIdx.z;
-    const int used = tile::used_keys(p, batch);
-    const int offset = tile::causal_offset(p, used);
-    // The last token of the tile bounds the keys any row sees; the first bounds the keys every row sees.
-    const int last_token = min(r0 + kBlockM - 1, rows_total - 1) / group;
-    const int key_end = kCausal ? max(0, min(used, last_token + offset + 1)) : used;
-    const int mask_from = kCausal ? max(0, min(used, r0 / group + offset + 1)) : used;  // keys >= this may be masked
-    const int n_tiles = (key_end + kWarpN - 1) / kWarpN;
-    const int per_split = (n_tiles + p.num_splits - 1) / p.num_splits;
-    const int t_begin = min(n_tiles, split * per_split);
-    const int t_end = min(n_tiles, t_begin + per_split);
+    const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal>::make(p);
+    const int rows_total = blk.rows_total;
+    const int r0 = blk.r0;
+    const int head_kv = blk.head_kv;
+    const int batch = blk.batch;
+    const int key_end = blk.key_end;
+    const int t_begin = blk.t_begin;
+    const int t_end = blk.t_end;
 
     constexpr int kKeyWarps = Tr::kKeyWarps;
     const int warp = threadIdx.x / 32;
@@ -159,19 +127,8 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         static_cast<const unsigned short*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
 
     // ---- Q: the tile's packed rows, gathered from their heads (zeros past the last row) ----------------------------
-    {
-        const unsigned short* q = static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride;
-        constexpr int kChunks = kBlockM * Tr::kChunksRow;
-        for (int c = threadIdx.x; c < kChunks; c += Tr::kNThreads) {
-            const int r = c / Tr::kChunksRow;
-            const int ch = c - r * Tr::kChunksRow;
-            const PackedRow pr = unpack_row(r0 + r, group, head_kv);
-            const bool ok = r0 + r < rows_total && ch * 8 < kHeadDim;
-            const unsigned short* src = q + pr.head * p.q_head_stride + pr.token * p.q_row_stride + ch * 8;
-            cp_async_16(sQ + Layout::offset(r, ch), ok ? src : q, ok ? 16 : 0);
-        }
-        cp_async_commit();
-    }
+    blk.template gather_q<Layout, Tr::kNThreads, Tr::kChunksRow, kHeadDim>(sQ, p);
+    cp_async_commit();
 
     // ---- this key warp's K/V ring, filled by its row warps together ------------------------------------------------
     const unsigned ring = sRing + key_warp * kStages * Tr::kStageBytes;
@@ -205,10 +162,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int token = min(r0 + warp_row0 + mt * 16 + h * 8 + g, rows_total - 1) / group;
-            limit[mt][h] = kCausal ? max(0, min(used, token + offset + 1)) : used;
-        }
+        for (int h = 0; h < 2; ++h) limit[mt][h] = blk.key_limit(warp_row0 + mt * 16 + h * 8 + g);
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];
@@ -294,7 +248,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         }
 
         // Mask: only tiles reaching past the keys every row sees.
-        if (n0 + kWarpN > mask_from) {
+        if (n0 + kWarpN > blk.mask_from) {
 #pragma unroll
             for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -362,7 +316,6 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
 
     // Thread i takes 4 columns of one row: the key warps' parts weighed by exp2(m_w - m), then O / l and the LSE.
     constexpr int kVecs = kHeadDim / 4;
-    const bool direct = p.num_splits == 1;
     for (int idx = threadIdx.x; idx < kBlockM * kVecs; idx += Tr::kNThreads) {
         const int r = idx / kVecs;
         const int c = (idx - r * kVecs) * 4;
@@ -382,78 +335,10 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
             }
         }
         const float inv_l = l > 0.f ? 1.f / l : 0.f;
-        const float lse = l > 0.f ? (m + log2_approx(l)) * 0.69314718055994531f : kNegInf;
-        const PackedRow pr = unpack_row(r0 + r, group, head_kv);
-        const long long out_row = (static_cast<long long>(batch) * p.heads_q + pr.head) * p.seqlen_q + pr.token;
-        if (direct) {
-            T* dst = static_cast<T*>(p.o) + batch * p.o_batch_stride + pr.head * p.o_head_stride +
-                     pr.token * p.o_row_stride + c;
-            store4(dst, o[0] * inv_l, o[1] * inv_l, o[2] * inv_l, o[3] * inv_l);
-            if (c == 0 && p.lse != nullptr) p.lse[out_row] = lse;
-        } else {
-            const long long part_row = static_cast<long long>(split) * p.batch * p.heads_q * p.seqlen_q + out_row;
-            const unsigned bits[4] = {float_as_bits(o[0] * inv_l), float_as_bits(o[1] * inv_l),
-                                      float_as_bits(o[2] * inv_l), float_as_bits(o[3] * inv_l)};
-            st_global_v4(p.partial_o + part_row * kHeadDim + c, bits);
-            if (c == 0) p.partial_lse[part_row] = lse;
-        }
+        const float out[4] = {o[0] * inv_l, o[1] * inv_l, o[2] * inv_l, o[3] * inv_l};
+        blk.template store_o<T, 4>(p, r, c, out);
+        if (c == 0) blk.store_lse(p, r, l > 0.f ? (m + log2_approx(l)) * 0.69314718055994531f : kNegInf);
     }
-}
-
-// Merges the num_splits partial results of attention_decode_split into O and LSE. One warp per output row
-// (batch, query head, query token); lane i takes columns 4i, 4i + 128, ... Launch: grid ceil(rows / 4), block 128.
-constexpr int kCombineWarps = 4;
-
-template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(kCombineWarps * 32)
-    attention_split_combine(const __grid_constant__ AttentionParams p) {
-    using namespace decode_detail;
-    static_assert(kHeadDim % 4 == 0, "4-column vectors");
-    constexpr int kVecs = kHeadDim / 4;
-    constexpr int kVecsPerLane = (kVecs + 31) / 32;
-    const long long rows = static_cast<long long>(p.batch) * p.heads_q * p.seqlen_q;
-    const long long row = static_cast<long long>(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
-    if (row >= rows) return;
-    const int lane = threadIdx.x % 32;
-    const float kNegInf = neg_inf_f32();
-    constexpr float kLog2e = 1.4426950408889634f;
-
-    float m = kNegInf;
-    for (int s = lane; s < p.num_splits; s += 32) m = fmaxf(m, p.partial_lse[s * rows + row]);
-    m = warp_max(m);
-
-    float sum = 0.f;
-    float acc[kVecsPerLane][4] = {};
-    if (m != kNegInf) {
-#pragma unroll 2
-        for (int s = 0; s < p.num_splits; ++s) {
-            const float w = exp2_approx((p.partial_lse[s * rows + row] - m) * kLog2e);
-            sum += w;
-            const float* part = p.partial_o + (s * rows + row) * kHeadDim;
-#pragma unroll
-            for (int i = 0; i < kVecsPerLane; ++i) {
-                const int vec = lane + 32 * i;
-                if (kVecs % 32 != 0 && vec >= kVecs) break;
-                unsigned x[4];
-                ld_global_v4(x, part + 4 * vec);
-#pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(w, bits_as_float(x[j]), acc[i][j]);
-            }
-        }
-    }
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    const int token = static_cast<int>(row % p.seqlen_q);
-    const long long bh = row / p.seqlen_q;
-    const int head = static_cast<int>(bh % p.heads_q);
-    const int batch = static_cast<int>(bh / p.heads_q);
-    T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + token * p.o_row_stride;
-#pragma unroll
-    for (int i = 0; i < kVecsPerLane; ++i) {
-        const int vec = lane + 32 * i;
-        if (kVecs % 32 != 0 && vec >= kVecs) break;
-        store4(o + 4 * vec, acc[i][0] * inv, acc[i][1] * inv, acc[i][2] * inv, acc[i][3] * inv);
-    }
-    if (lane == 0 && p.lse != nullptr) p.lse[row] = sum > 0.f ? m + log2_approx(sum) / kLog2e : kNegInf;
 }
 
 }  // namespace fa_jit

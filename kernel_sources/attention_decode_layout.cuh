@@ -83,4 +83,12 @@ FA_JIT_HOST_DEVICE constexpr unsigned long long workspace_bytes(long long rows, 
                : partial_lse_bytes(rows, splits) + static_cast<unsigned long long>(rows) * splits * head_dim * 4;
 }
 
+// The combine kernel (attention_split_combine.cuh): kCombineWarps warps per block, and the warps that share one
+// output row's splits: about 8 splits per warp, so that a warp's loads of its splits overlap (a power of two: a block
+// holds whole rows).
+constexpr int kCombineWarps = 8;
+FA_JIT_HOST_DEVICE constexpr int combine_warps_per_row(int splits) {
+    return splits <= 8 ? 1 : splits <= 16 ? 2 : splits <= 32 ? 4 : 8;
+}
+
 }  // namespace fa_jit::decode_layout

@@ -91,7 +91,8 @@ TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", 
     CHECK(plan.launches[0].grid[1] == 8);
     CHECK(plan.launches[0].grid[2] == 1);
     CHECK(plan.launches[1].kernel == 1);
-    CHECK(plan.launches[1].grid[0] == 8);                            // 32 rows, 4 per block
+    CHECK(plan.launches[1].grid[0] == 8);  // 32 rows, 4 per block: 2 warps share each row's 16 splits
+    CHECK(plan.launches[1].block == 256);
     CHECK(plan.workspace_bytes == 16 * 32 * 4 + 16 * 32 * 128 * 4);  // LSEs (256-byte aligned), then O
     a.num_splits = 7;                                                // the caller's count wins
     plan = family->plan(spec, a, h100);

@@ -15,9 +15,6 @@
 namespace fa_jit::families {
 namespace {
 
-constexpr int kCombineThreads = 128;  // kCombineWarps * 32 in attention_decode.cu
-constexpr int kCombineRowsPerBlock = 4;
-
 int packed_rows(int seqlen_q, int group_size) {
     return seqlen_q * group_size;
 }
@@ -116,8 +113,9 @@ public:
             const long long rows = static_cast<long long>(a.batch) * a.heads_q * a.seqlen_q;
             KernelLaunch& combine = plan.launches[plan.count++];
             combine.kernel = 1;
-            combine.grid[0] = static_cast<unsigned>((rows + kCombineRowsPerBlock - 1) / kCombineRowsPerBlock);
-            combine.block = kCombineThreads;
+            const int rows_per_block = decode_layout::kCombineWarps / decode_layout::combine_warps_per_row(splits);
+            combine.grid[0] = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
+            combine.block = decode_layout::kCombineWarps * 32;
             plan.workspace_bytes = decode_layout::workspace_bytes(rows, splits, a.head_dim);
         }
         return plan;

@@ -1,0 +1,139 @@
+// Coordinates of a split-KV decode block: which packed query rows, which KV head and sequence, which run of key
+// tiles, and where each row's output goes. Shared by the decode kernels (attention_decode.cu on mma.sync,
+// attention_decode_wgmma.cu on Hopper).
+//
+//   grid (row_tiles * num_splits, heads_kv, batch), blockIdx.x = split * row_tiles + row tile,
+//   row_tiles = ceil(seqlen_q * group / kBlockM).
+//
+// Packed GQA: row = token * group + head_in_group, so the query heads of one KV head share the block's K/V reads.
+// Keys are visited in tiles of kTileKeys; split s of a (sequence, KV head) takes the s-th of num_splits equal runs of
+// the tiles its rows see ([t_begin, t_end), possibly empty).
+// Output: with one split the block writes O (T) and the LSE; otherwise its normalised fp32 O and LSE go to the
+// workspace (p.partial_o, p.partial_lse; attention_split_combine merges them).
+#pragma once
+
+#include "attention_params.cuh"
+#include "dtypes.cuh"
+#include "ptx.cuh"
+#include "tile/coords.cuh"
+#include "tile/f16_types.cuh"
+
+namespace fa_jit::tile {
+
+struct PackedRow {
+    int token;
+    int head;
+};
+__device__ __forceinline__ PackedRow unpack_row(int row, int group, int head_kv) {
+    const int token = row / group;
+    return {token, head_kv * group + (row - token * group)};
+}
+
+template <int kBlockM, int kTileKeys, bool kCausal>
+struct SplitBlock {
+    int group;       // query heads per KV head
+    int rows_total;  // packed rows of the (sequence, KV head): seqlen_q * group
+    int split;
+    int r0;  // first packed row of the tile
+    int head_kv;
+    int batch;
+    int used;       // keys the sequence uses (seqused_k, clamped)
+    int offset;     // causal offset against them
+    int key_end;    // keys [0, key_end) are seen by some row of the tile
+    int mask_from;  // keys >= mask_from are hidden from some row (the tiles that need a mask)
+    int t_begin;    // this split's key tiles [t_begin, t_end)
+    int t_end;
+
+    __device__ __forceinline__ static SplitBlock make(const AttentionParams& p) {
+        SplitBlock b;
+        b.group = p.group_size;
+        b.rows_total = p.seqlen_q * b.group;
+        const int row_tiles = (b.rows_total + kBlockM - 1) / kBlockM;
+        b.split = blockIdx.x / row_tiles;
+        b.r0 = (blockIdx.x - b.split * row_tiles) * kBlockM;
+        b.head_kv = blockIdx.y;
+        b.batch = blockIdx.z;
+        b.used = used_keys(p, b.batch);
+        b.offset = causal_offset(p, b.used);
+        // The last token of the tile bounds the keys any row sees; the first bounds the keys every row sees.
+        const int last_token = min(b.r0 + kBlockM - 1, b.rows_total - 1) / b.group;
+        b.key_end = kCausal ? max(0, min(b.used, last_token + b.offset + 1)) : b.used;
+        b.mask_from = kCausal ? max(0, min(b.used, b.r0 / b.group + b.offset + 1)) : b.used;
+        const int n_tiles = (b.key_end + kTileKeys - 1) / kTileKeys;
+        const int per_split = (n_tiles + p.num_splits - 1) / p.num_splits;
+        b.t_begin = min(n_tiles, b.split * per_split);
+        b.t_end = min(n_tiles, b.t_begin + per_split);
+        return b;
+    }
+
+    // Keys [0, limit) that tile row r sees (rows past the last one repeat it: they are never stored).
+    __device__ __forceinline__ int key_limit(int r) const {
+        const int token = min(r0 + r, rows_total - 1) / group;
+        return kCausal ? max(0, min(used, token + offset + 1)) : used;
+    }
+    __device__ __forceinline__ bool row_exists(int r) const { return r0 + r < rows_total; }
+
+    // Q's rows of the tile into shared memory (cp.async, not committed): 16-byte chunk ch of row r to
+    // Layout::offset(r, ch), zeros past the last row and for the padding chunks at columns >= kHeadDim.
+    template <class Layout, int kNThreads, int kChunksRow, int kHeadDim>
+    __device__ __forceinline__ void gather_q(unsigned sQ, const AttentionParams& p) const {
+        const unsigned short* q = static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride;
+        constexpr int kChunks = kBlockM * kChunksRow;
+        for (int c = threadIdx.x; c < kChunks; c += kNThreads) {
+            const int r = c / kChunksRow;
+            const int ch = c - r * kChunksRow;
+            const PackedRow pr = unpack_row(r0 + r, group, head_kv);
+            const bool ok = r0 + r < rows_total && ch * 8 < kHeadDim;
+            const unsigned short* src = q + pr.head * p.q_head_stride + pr.token * p.q_row_stride + ch * 8;
+            ptx::cp_async_16(sQ + Layout::offset(r, ch), ok ? src : q, ok ? 16 : 0);
+        }
+    }
+
+    // Index of tile row r in LSE order [batch][heads_q][seqlen_q], and its (token, head).
+    __device__ __forceinline__ long long out_row(const AttentionParams& p, const PackedRow& pr) const {
+        return (static_cast<long long>(batch) * p.heads_q + pr.head) * p.seqlen_q + pr.token;
+    }
+
+    // Columns [c, c + N) of tile row r, already divided by the row sum (N = 2 or 4; c a multiple of N): O in T with
+    // one split (one 4- or 8-byte store for fp16 / bf16), the split's fp32 part otherwise.
+    template <typename T, int N>
+    __device__ __forceinline__ void store_o(const AttentionParams& p, int r, int c, const float (&x)[N]) const {
+        static_assert(N == 2 || N == 4, "2 or 4 columns");
+        const PackedRow pr = unpack_row(r0 + r, group, head_kv);
+        if (p.num_splits == 1) {
+            T* dst = static_cast<T*>(p.o) + batch * p.o_batch_stride + pr.head * p.o_head_stride +
+                     pr.token * p.o_row_stride + c;
+            static_assert(IsF16Type<T>::value, "decode outputs are fp16 / bf16");
+            constexpr bool kBf16 = IsBf16<T>::value;
+            if constexpr (N == 4)
+                ptx::st_global_v2(dst, pack2<kBf16>(x[0], x[1]), pack2<kBf16>(x[2], x[3]));
+            else
+                *reinterpret_cast<unsigned*>(dst) = pack2<kBf16>(x[0], x[1]);
+        } else {
+            float* dst = p.partial_o + (partial_row(p, pr)) * p.head_dim + c;
+            if constexpr (N == 4) {
+                const unsigned bits[4] = {float_as_bits(x[0]), float_as_bits(x[1]), float_as_bits(x[2]),
+                                          float_as_bits(x[3])};
+                ptx::st_global_v4(dst, bits);
+            } else {
+                ptx::st_global_v2(dst, float_as_bits(x[0]), float_as_bits(x[1]));
+            }
+        }
+    }
+    // The LSE of tile row r: to p.lse (if asked for) with one split, to the split's partial LSE otherwise.
+    __device__ __forceinline__ void store_lse(const AttentionParams& p, int r, float lse) const {
+        const PackedRow pr = unpack_row(r0 + r, group, head_kv);
+        if (p.num_splits == 1) {
+            if (p.lse != nullptr) p.lse[out_row(p, pr)] = lse;
+        } else {
+            p.partial_lse[partial_row(p, pr)] = lse;
+        }
+    }
+
+private:
+    __device__ __forceinline__ long long partial_row(const AttentionParams& p, const PackedRow& pr) const {
+        return static_cast<long long>(split) * p.batch * p.heads_q * p.seqlen_q + out_row(p, pr);
+    }
+};
+
+}  // namespace fa_jit::tile
