@@ -102,6 +102,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
 
     // ---- which rows, split and keys ------------------------------------------------------------------------------
     const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal>::make(p);
+    launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     const int rows_total = blk.rows_total;
     const int r0 = blk.r0;
     const int head_kv = blk.head_kv;

@@ -9,6 +9,9 @@
 // seqlen_q and rows_per_block = kCombineWarps / combine_warps_per_row(num_splits). The warps of one output row split
 // its splits between them and add up their sums through shared memory: with many splits and few rows (one long
 // sequence) a single warp walking every split in turn would be one dependent load latency per split.
+// On sm_90 the host launches it as a programmatic dependent of the split kernel, whose blocks release it as they
+// start (ptx::launch_dependents): its launch overlaps the split kernel, and it waits for the partials
+// (ptx::grid_dependency_wait) before reading them.
 #pragma once
 
 #include "attention_decode_layout.cuh"
@@ -41,6 +44,7 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32)
     const long long rows = static_cast<long long>(p.batch) * p.heads_q * p.seqlen_q;
     const long long row = static_cast<long long>(blockIdx.x) * (kWarps / warps_per_row) + warp / warps_per_row;
     const bool live = row < rows;  // rows past the end still meet the barrier below
+    grid_dependency_wait();        // launched as a programmatic dependent of the split kernel: its partials
 
     float m = kNegInf;
     if (live)

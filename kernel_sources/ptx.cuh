@@ -73,6 +73,21 @@ __device__ __forceinline__ void ld_global_v4(unsigned (&r)[4], const void* ptr) 
                  : "memory");
 }
 
+// Programmatic dependent launch (sm_90 and newer; no-ops below). launch_dependents: this block no longer holds back
+// the kernel launched after this one as a programmatic dependent (it is scheduled once every block of this grid has
+// said so or exited). grid_dependency_wait: waits until the grids this one depends on have completed and their
+// writes are visible; returns at once for a kernel launched normally (stream order already holds).
+__device__ __forceinline__ void launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Reductions over a warp.
 __device__ __forceinline__ float warp_max(float x) {
 #pragma unroll

@@ -196,6 +196,10 @@ struct LaunchConfig {
     Dim3 block;
     std::size_t shared_bytes = 0;  // dynamic; limits above 48 KB are raised automatically
     CUstream stream = nullptr;
+    // Programmatic dependent launch (sm_90 and newer): the kernel may be scheduled while the previous kernel in the
+    // stream still runs, so its launch latency overlaps that kernel; it must execute `griddepcontrol.wait` before
+    // reading what that kernel wrote. Ignored (an ordinary launch) on older GPUs and drivers.
+    bool programmatic_dependency = false;
 };
 
 struct KernelParam {

@@ -3,7 +3,7 @@
 // the tuning file, warmup and the sweep iterate the registry and never branch on which family runs.
 //
 // Choosing: families are asked in ascending priority(); the first whose serves(problem, cc) is true runs the
-// problem. Built-in order: decode (5), f16-wgmma (10), f16-mma (20), fp32 (30).
+// problem. Built-in order: decode-wgmma (4), decode (5), f16-wgmma (10), f16-mma (20), fp32 (30).
 #pragma once
 
 #include <array>
@@ -23,6 +23,9 @@ struct KernelLaunch {
     unsigned grid[3] = {1, 1, 1};
     unsigned block = 0;
     std::size_t shared_bytes = 0;
+    // Launched as a programmatic dependent of the previous launch (LaunchConfig::programmatic_dependency): the
+    // kernel waits for it with griddepcontrol.wait.
+    bool programmatic_dependency = false;
 };
 
 // How one call runs: the launches in stream order and the device workspace they need. Fixed capacity, so that

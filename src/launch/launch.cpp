@@ -62,6 +62,21 @@ void launch_packed(const Kernel& kernel, const LaunchConfig& config, const Kerne
     if (!kernel) throw InvalidArgument("kernel", "a loaded kernel", "an empty Kernel");
     if (kernel.params_known()) check_kernel_arguments(kernel.params(), given, count, kernel.name());
     check_config(kernel, config);
+    const driver::Api& api = driver::api();
+    if (config.programmatic_dependency && kernel.device().cc_major >= 9 && api.cuLaunchKernelEx) {
+        CUlaunchAttribute attribute{};
+        attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attribute.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig c{};
+        c.gridDimX = config.grid.x, c.gridDimY = config.grid.y, c.gridDimZ = config.grid.z;
+        c.blockDimX = config.block.x, c.blockDimY = config.block.y, c.blockDimZ = config.block.z;
+        c.sharedMemBytes = static_cast<unsigned>(config.shared_bytes);
+        c.hStream = config.stream;
+        c.attrs = &attribute;
+        c.numAttrs = 1;
+        FA_JIT_CU(cuLaunchKernelEx, &c, kernel.get(), args, nullptr);
+        return;
+    }
     FA_JIT_CU(cuLaunchKernel, kernel.get(), config.grid.x, config.grid.y, config.grid.z, config.block.x,
               config.block.y, config.block.z, static_cast<unsigned>(config.shared_bytes), config.stream, args,
               nullptr);

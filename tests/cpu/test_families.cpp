@@ -10,21 +10,31 @@
 using namespace fa_jit;
 
 TEST_CASE("families are asked in the documented priority order", "[families]") {
-    CHECK(kernel_families() == std::vector<std::string>{"decode", "f16-wgmma", "f16-mma", "fp32"});
+    CHECK(kernel_families() == std::vector<std::string>{"decode-wgmma", "decode", "f16-wgmma", "f16-mma", "fp32"});
 }
 
 TEST_CASE("the decode family serves few query rows and per-sequence KV lengths", "[families][decode]") {
     const auto family = [](DType dtype, int d, int seqlen_q, int group, bool seqused_k, int cc = 90) {
         return kernel_family_for({dtype, d, false, seqlen_q, 32768, group, seqused_k}, cc);
     };
+    // Up to 32 packed rows (query tokens x group) on mma.sync; more on sm_90 take warpgroup MMA where the head dim is
+    // a multiple of 64.
     for (int cc : {80, 90})
         for (int seqlen_q : {1, 4, 16})
-            for (int group : {1, 4, 8, 32}) CHECK(family(DType::bf16, 128, seqlen_q, group, false, cc) == "decode");
+            for (int group : {1, 4, 8, 32}) {
+                const bool wgmma = cc == 90 && seqlen_q * group > 32;
+                CHECK(family(DType::bf16, 128, seqlen_q, group, false, cc) == (wgmma ? "decode-wgmma" : "decode"));
+            }
     CHECK(family(DType::f16, 96, 1, 4, false) == "decode");  // any multiple of 8 up to 256
+    CHECK(family(DType::f16, 96, 4, 32, false) == "decode");
+    CHECK(family(DType::f16, 64, 1, 33, false) == "decode-wgmma");
+    CHECK(family(DType::f16, 64, 1, 32, false) == "decode");
     CHECK(family(DType::bf16, 128, 17, 1, false) == "f16-wgmma");
     CHECK(family(DType::bf16, 96, 17, 1, false) == "f16-mma");
     // Per-sequence KV lengths are read only by the decode family: it serves every query length then.
-    CHECK(family(DType::bf16, 128, 4096, 1, true) == "decode");
+    CHECK(family(DType::bf16, 128, 4096, 1, true) == "decode-wgmma");
+    CHECK(family(DType::bf16, 128, 4096, 1, true, 80) == "decode");
+    CHECK(family(DType::bf16, 96, 4096, 1, true) == "decode");
     CHECK(family(DType::bf16, 128, 4096, 1, false) == "f16-wgmma");
     CHECK(family(DType::f32, 64, 1, 1, false) == "fp32");
     CHECK(family(DType::f32, 64, 1, 1, true) == "fp32");  // fp32 reads them in its prefill kernel
@@ -37,8 +47,14 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     CHECK(tile(128, 1, 1) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile(128, 1, 8) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});    // 32 rows: 2 row warps x 4 key warps
-    CHECK(tile(128, 4, 32) == TileConfig{128, 32, 8, 4, "split"});  // MQA: 8 row warps of 16 rows, 1 key warp
-    CHECK(tile(64, 4, 16) == TileConfig{64, 64, 8, 4, "split"});    // 4 row warps x 2 key warps
+    CHECK(tile(96, 4, 32) == TileConfig{128, 32, 8, 4, "split"});  // MQA: 8 row warps of 16 rows, 1 key warp
+    CHECK(tile(96, 4, 16) == TileConfig{64, 64, 8, 4, "split"});   // 4 row warps x 2 key warps
+    CHECK(tile(128, 4, 32) == TileConfig{128, 128, 8, 2, "wgmma-split"});  // two warpgroups, 161 KB
+    CHECK(tile(64, 4, 16) == TileConfig{64, 128, 4, 4, "wgmma-split"});
+    CHECK(tile(256, 4, 32) == TileConfig{128, 64, 8, 2, "wgmma-split"});
+    CHECK(parse_tile_config("128x128w8s3-wgmma-split") == TileConfig{128, 128, 8, 3, "wgmma-split"});
+    CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 128, 4, 3, "wgmma-split"}));  // warps = rows / 16
+    CHECK_FALSE(tile_is_legal(DType::bf16, 96, {64, 64, 4, 2, "wgmma-split"}));     // multiples of 64 only
     CHECK(tile(256, 4, 8) == TileConfig{32, 64, 8, 3, "split"});    // d 256: 2 row warps x 4 key warps
     CHECK(parse_tile_config("16x64w4s4-split") == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile_is_legal(DType::f16, 128, {32, 128, 8, 2, "split"}));        // 2 row warps x 4 key warps of 32 keys

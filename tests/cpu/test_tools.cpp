@@ -210,12 +210,13 @@ TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen ti
         run_tool(kCacheTool, "warmup --arch sm_90 --dtype bf16 --head-dim 128 --causal yes --json", dir.path());
     REQUIRE(r.exit_code == 0);
     const nlohmann::json j = parse_json(r);
-    // The prefill tile with and without bounds checks; decode at 16, 32 and 64 packed rows (warmup_plan.cpp).
+    // The prefill tile with and without bounds checks; decode at 16, 32, 64 and 128 packed rows (warmup_plan.cpp):
+    // mma.sync up to 32 rows, warpgroup MMA beyond.
     std::set<std::string> expected_decode;
-    for (const auto& [seqlen_q, group] : {std::pair{1, 1}, std::pair{4, 8}, std::pair{4, 16}})
+    for (const auto& [seqlen_q, group] : {std::pair{1, 1}, std::pair{4, 8}, std::pair{4, 16}, std::pair{4, 32}})
         expected_decode.insert(
             fa_jit::default_tile_config(90, {fa_jit::DType::bf16, 128, true, seqlen_q, 4096, group}).to_string());
-    CHECK(expected_decode.size() == 3);
+    CHECK(expected_decode.size() == 4);
     CHECK(j["compiled"] == 2 + static_cast<int>(expected_decode.size()));
     CHECK(j["failed"] == 0);
     const fa_jit::TileConfig chosen = fa_jit::default_tile_config(90, {fa_jit::DType::bf16, 128, true, 4096, 4096});
@@ -224,7 +225,7 @@ TEST_CASE("fa-jit-cache warmup compiles both fp16/bf16 variants of the chosen ti
     for (const auto& item : j["items"]) {
         CHECK(item["arch"] == "sm_90a");
         CHECK(item["dtype"] == "bf16");
-        if (item["family"] == "decode") {
+        if (item["family"] == "decode" || item["family"] == "decode-wgmma") {
             decode_tiles.insert(item["config"].get<std::string>());
             continue;
         }

@@ -69,6 +69,27 @@ TEST_CASE("decode: head dims, tiles and key lengths", "[decode]") {
     check_case({1, 8, 1, 4, 131072, 128, true, Layout::bshd}, DType::f16, rng);
 }
 
+// On sm_90 the tiles of more than 32 packed rows run on decode-wgmma: every one of its sweep tiles, split counts,
+// ragged lengths and row tiles that straddle tokens; and the mma.sync decode tiles on the same rows.
+TEST_CASE("decode: the wgmma tiles and the mma.sync tiles on many packed rows", "[decode]") {
+    const int cc = current_device().cc();
+    std::mt19937 rng(6);
+    for (int d : {64, 128, 192, 256}) {
+        std::vector<TileConfig> tiles = {default_tile_config(80, {DType::bf16, d, true, 4, 4096, 16})};  // mma.sync
+        for (const TileConfig& tile : tile_configs(DType::bf16, d))
+            if (tile.variant == "wgmma-split" && tile_runs_on(tile, cc)) tiles.push_back(tile);
+        for (const TileConfig& tile : tiles) {
+            INFO(tile.to_string());
+            check_case({2, 32, 1, 4, 1000, d, true, Layout::bshd, tile}, DType::bf16, rng);               // 128 rows
+            check_case({3, 16, 2, 5, 300, d, false, Layout::bhsd, tile, {}, 3}, DType::f16, rng);         // 40 rows
+            check_case({3, 24, 1, 3, 517, d, true, Layout::padded, tile, {0, 517, 90}, 0}, DType::bf16, rng);
+        }
+    }
+    // The chooser: 4 tokens of MQA at long keys (splits), and a prefill with per-sequence lengths.
+    check_case({1, 32, 1, 4, 65536 + 77, 128, true, Layout::bshd}, DType::bf16, rng);
+    check_case({2, 8, 2, 200, 700, 128, true, Layout::bshd, {}, {650, 33}}, DType::f16, rng);
+}
+
 TEST_CASE("decode: per-sequence KV lengths, ragged and malformed", "[decode]") {
     current_device();
     std::mt19937 rng(4);
@@ -94,6 +115,7 @@ TEST_CASE("decode on the sanitizer subset", "[decode][sanitize]") {
     check_decode({3, 4, 1, 4, 200, 64, true, Layout::padded, {}, {-1, 150, 1000}, 2}, rng);  // clamped lengths
     check_decode({1, 16, 1, 2, 90, 256, true, Layout::bhsd}, rng);
     check_decode({2, 4, 4, 3, 64, 40, false, Layout::bshd, {}, {0, 64}, 0, true}, rng);  // caller workspace
+    check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2}, rng);     // 128 rows: wgmma on sm_90
 }
 
 TEST_CASE("decode: a caller's workspace, and one too small", "[decode]") {

@@ -121,13 +121,14 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
                         fmt::format("no attention kernel for --dtype {} with --head-dim {}{}", fa_jit::to_string(dtype),
                                     d, dtype == DType::f32 ? "" : " (fp16/bf16 need a multiple of 8 up to 256)"));
                 for (bool causal : causals)
-                    // Prefill at --seqlen, and decode against a cache of --seqlen keys with 16, 32 and 64 packed query
-                    // rows per KV head (one token; 4 tokens x a group of 8; 4 tokens x a group of 16): the decode
-                    // family's tiles differ by those rows only.
+                    // Prefill at --seqlen, and decode against a cache of --seqlen keys with 16, 32, 64 and 128 packed
+                    // query rows per KV head (one token; 4 tokens x groups of 8, 16 and 32): the decode families'
+                    // tiles differ by those rows only.
                     for (const ProblemClass& problem : {ProblemClass{dtype, d, causal, options.seqlen, options.seqlen},
                                                         ProblemClass{dtype, d, causal, 1, options.seqlen, 1},
                                                         ProblemClass{dtype, d, causal, 4, options.seqlen, 8},
-                                                        ProblemClass{dtype, d, causal, 4, options.seqlen, 16}}) {
+                                                        ProblemClass{dtype, d, causal, 4, options.seqlen, 16},
+                                                        ProblemClass{dtype, d, causal, 4, options.seqlen, 32}}) {
                         const int cc = arch_cc(arch);
                         std::vector<AttentionKernelSpec> specs;
                         TileConfig chosen;

@@ -4,22 +4,13 @@
 // "16x64w4s4-split": packed query rows x keys per block step, warps, the depth of each warp's K/V ring.
 #include <fmt/format.h>
 
-#include <algorithm>
-
-#include "attention/families/decode_splits.hpp"
-#include "attention/families/f16_args.hpp"
-#include "attention/family.hpp"
-#include "attention/seqlen_bucket.hpp"
+#include "attention/families/split_kv.hpp"
 #include "attention_decode_layout.cuh"
 
 namespace fa_jit::families {
 namespace {
 
-int packed_rows(int seqlen_q, int group_size) {
-    return seqlen_q * group_size;
-}
-
-class DecodeFamily final : public KernelFamily {
+class DecodeFamily final : public SplitKvFamily {
 public:
     const char* name() const override { return "decode"; }
     int priority() const override { return 5; }
@@ -27,12 +18,7 @@ public:
     bool accepts(DType dtype, int head_dim) const override {
         return accepts_dtype(dtype) && head_dim % 8 == 0 && head_dim >= 8 && head_dim <= 256;
     }
-    bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
     bool runs_on(int cc) const override { return cc >= 80; }
-    bool serves(const ProblemClass& p, int cc) const override {
-        return accepts(p.dtype, p.head_dim) && runs_on(cc) && (p.seqused_k || p.seqlen_q <= kMaxDecodeQueries);
-    }
-    void check_args(const AttentionArgs& args) const override { check_f16_args(args); }
 
     bool owns(const TileConfig& t) const override { return t.variant == "split"; }
     bool tile_is_legal(int head_dim, const TileConfig& t) const override {
@@ -73,7 +59,6 @@ public:
         out.push_back({16, 64, 4, 2, "split"});
         return out;
     }
-    bool has_even_variant() const override { return false; }
 
     std::string source_name() const override { return "attention_decode.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
@@ -85,47 +70,6 @@ public:
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return decode_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.tile.warps, s.tile.stages, s.head_dim);
-    }
-
-    LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
-        const TileConfig& t = spec.tile;
-        const long long row_tiles = (packed_rows(a.seqlen_q, a.heads_q / a.heads_kv) + t.block_m - 1) / t.block_m;
-        int splits = a.num_splits;
-        if (splits == 0) {
-            // Blocks per SM: shared memory (plus the 1 KB the driver reserves per block) and threads allow.
-            const long long smem = static_cast<long long>(shared_bytes(spec)) + 1024;
-            const int by_smem = static_cast<int>((device.max_shared_per_block_optin + 1024) / smem);
-            const int by_threads = 2048 / threads(spec);
-            const SplitProblem problem{device.multiprocessors, std::clamp(std::min(by_smem, by_threads), 1, 8),
-                                       row_tiles * a.heads_kv * a.batch, (a.seqlen_k + t.block_n - 1) / t.block_n};
-            splits = choose_num_splits(problem);
-        }
-        LaunchPlan plan;
-        plan.num_splits = splits;
-        KernelLaunch& split = plan.launches[plan.count++];
-        split.kernel = 0;
-        split.grid[0] = static_cast<unsigned>(row_tiles * splits);
-        split.grid[1] = static_cast<unsigned>(a.heads_kv);
-        split.grid[2] = static_cast<unsigned>(a.batch);
-        split.block = static_cast<unsigned>(threads(spec));
-        split.shared_bytes = shared_bytes(spec);
-        if (splits > 1) {
-            const long long rows = static_cast<long long>(a.batch) * a.heads_q * a.seqlen_q;
-            KernelLaunch& combine = plan.launches[plan.count++];
-            combine.kernel = 1;
-            const int rows_per_block = decode_layout::kCombineWarps / decode_layout::combine_warps_per_row(splits);
-            combine.grid[0] = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
-            combine.block = decode_layout::kCombineWarps * 32;
-            plan.workspace_bytes = decode_layout::workspace_bytes(rows, splits, a.head_dim);
-        }
-        return plan;
-    }
-    void bind_workspace(AttentionParams& p, void* workspace) const override {
-        if (!workspace) return;
-        const long long rows = static_cast<long long>(p.batch) * p.heads_q * p.seqlen_q;
-        p.partial_lse = static_cast<float*>(workspace);
-        p.partial_o = reinterpret_cast<float*>(static_cast<char*>(workspace) +
-                                               decode_layout::partial_lse_bytes(rows, p.num_splits));
     }
 };
 

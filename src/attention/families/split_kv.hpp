@@ -1,0 +1,29 @@
+// What the split-KV decode families share (decode on mma.sync, decode-wgmma on Hopper): the problems they serve,
+// their launches (the split kernel over (row tiles x splits, KV heads, batch), then the combine kernel when the keys
+// are split) and the workspace of the partial results. A family adds its kernels and tiles.
+#pragma once
+
+#include "attention/family.hpp"
+
+namespace fa_jit::families {
+
+// Packed query rows of one KV head: query tokens x the query heads of its group.
+inline int packed_rows(int seqlen_q, int group_size) {
+    return seqlen_q * group_size;
+}
+
+class SplitKvFamily : public KernelFamily {
+public:
+    bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
+    // Decode and speculative decoding (seqlen_q <= kMaxDecodeQueries, any group size), and every problem with
+    // per-sequence KV lengths.
+    bool serves(const ProblemClass& p, int cc) const override;
+    void check_args(const AttentionArgs& args) const override;
+    bool has_even_variant() const override { return false; }
+
+    // kernels() lists the split kernel, then attention_split_combine<T, d>.
+    LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& args, const DeviceInfo& device) const override;
+    void bind_workspace(AttentionParams& p, void* workspace) const override;
+};
+
+}  // namespace fa_jit::families
