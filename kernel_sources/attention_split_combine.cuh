@@ -7,8 +7,9 @@
 //
 // Launch: grid ceil(rows / rows_per_block), block decode_layout::kCombineWarps * 32, where rows = batch * heads_q *
 // seqlen_q and rows_per_block = kCombineWarps / combine_warps_per_row(num_splits). The warps of one output row split
-// its splits between them and add up their sums through shared memory: with many splits and few rows (one long
-// sequence) a single warp walking every split in turn would be one dependent load latency per split.
+// its splits between them, each with its own running max, and the row's first warp merges their parts through
+// shared memory. The kernel is latency-bound (one long sequence: 32 rows x 128 splits), so it is written for few
+// dependent loads: one LSE per lane, then the O rows of 8 splits in flight per warp.
 // On sm_90 the host launches it as a programmatic dependent of the split kernel, whose blocks release it as they
 // start (ptx::launch_dependents): its launch overlaps the split kernel, and it waits for the partials
 // (ptx::grid_dependency_wait) before reading them.
@@ -35,7 +36,7 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32)
     constexpr float kLog2e = 1.4426950408889634f;
     const float kNegInf = neg_inf_f32();
     __shared__ float4 part_o[kWarps][kVecsPerLane * 32];
-    __shared__ float part_sum[kWarps];
+    __shared__ float part_m[kWarps], part_sum[kWarps];
 
     const int warps_per_row = decode_layout::combine_warps_per_row(p.num_splits);
     const int warp = threadIdx.x / 32;
@@ -46,19 +47,30 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32)
     const bool live = row < rows;  // rows past the end still meet the barrier below
     grid_dependency_wait();        // launched as a programmatic dependent of the split kernel: its partials
 
-    float m = kNegInf;
-    if (live)
-        for (int s = lane; s < p.num_splits; s += 32) m = fmaxf(m, p.partial_lse[s * rows + row]);
-    m = warp_max(m);
-
-    float sum = 0.f;
+    // Each warp merges its splits 32 at a time (one LSE per lane, then the O rows with their weights broadcast from
+    // the lanes), keeping its own running max m, sum and O: a few dependent loads per warp, not one per split.
+    float m = kNegInf, sum = 0.f;
     float acc[kVecsPerLane][4] = {};
-    if (live && m != kNegInf) {
-#pragma unroll 4
-        for (int s = sub; s < p.num_splits; s += warps_per_row) {
-            const float w = exp2_approx((p.partial_lse[s * rows + row] - m) * kLog2e);
-            sum += w;
-            const float* part = p.partial_o + (s * rows + row) * kHeadDim;
+    const int stride = 32 * warps_per_row;
+    for (int base = sub; live && base < p.num_splits; base += stride) {
+        const int s_lane = base + lane * warps_per_row;
+        const float lse = s_lane < p.num_splits ? p.partial_lse[s_lane * rows + row] * kLog2e : kNegInf;
+        const float m_new = fmaxf(m, warp_max(lse));
+        if (m_new == kNegInf) continue;  // no split of this chunk saw a key (uniform over the warp)
+        const float rescale = exp2_approx(m - m_new);
+        m = m_new;
+        sum *= rescale;
+#pragma unroll
+        for (int i = 0; i < kVecsPerLane; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][j] *= rescale;
+        const float w_lane = exp2_approx(lse - m);
+        sum += warp_sum(w_lane);
+        const int n = min(32, (p.num_splits - base + warps_per_row - 1) / warps_per_row);
+#pragma unroll 8
+        for (int k = 0; k < n; ++k) {
+            const float w = __shfl_sync(0xffffffffu, w_lane, k);
+            const float* part = p.partial_o + ((base + k * warps_per_row) * rows + row) * kHeadDim;
 #pragma unroll
             for (int i = 0; i < kVecsPerLane; ++i) {
                 const int vec = lane + 32 * i;
@@ -70,20 +82,33 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32)
             }
         }
     }
-    if (warps_per_row > 1) {  // uniform over the block: every thread meets both barriers
+    if (warps_per_row > 1) {  // uniform over the block: every thread meets the barrier
 #pragma unroll
         for (int i = 0; i < kVecsPerLane; ++i) part_o[warp][lane + 32 * i] = {acc[i][0], acc[i][1], acc[i][2], acc[i][3]};
-        if (lane == 0) part_sum[warp] = sum;
+        if (lane == 0) part_m[warp] = m, part_sum[warp] = sum;
         __syncthreads();
-        if (sub == 0) {
-            for (int w = warp + 1; w < warp + warps_per_row; ++w) {
-                sum += part_sum[w];
+        if (sub == 0) {  // the row's first warp rescales every warp's part to the row's max
+            float m_row = m;
+            for (int w = warp + 1; w < warp + warps_per_row; ++w) m_row = fmaxf(m_row, part_m[w]);
+            if (m_row != kNegInf) {
+                const float own = exp2_approx(m - m_row);
+                sum *= own;
 #pragma unroll
-                for (int i = 0; i < kVecsPerLane; ++i) {
-                    const float4 x = part_o[w][lane + 32 * i];
-                    acc[i][0] += x.x, acc[i][1] += x.y, acc[i][2] += x.z, acc[i][3] += x.w;
+                for (int i = 0; i < kVecsPerLane; ++i)
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) acc[i][j] *= own;
+                for (int w = warp + 1; w < warp + warps_per_row; ++w) {
+                    const float scale = exp2_approx(part_m[w] - m_row);  // 0 for a warp that saw no key
+                    sum += scale * part_sum[w];
+#pragma unroll
+                    for (int i = 0; i < kVecsPerLane; ++i) {
+                        const float4 x = part_o[w][lane + 32 * i];
+                        acc[i][0] += scale * x.x, acc[i][1] += scale * x.y, acc[i][2] += scale * x.z,
+                            acc[i][3] += scale * x.w;
+                    }
                 }
             }
+            m = m_row;
         }
     }
     if (!live || sub != 0) return;
@@ -101,7 +126,7 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32)
         st_global_v2(o + 4 * vec, tile::pack2<kBf16>(acc[i][0] * inv, acc[i][1] * inv),
                      tile::pack2<kBf16>(acc[i][2] * inv, acc[i][3] * inv));
     }
-    if (lane == 0 && p.lse != nullptr) p.lse[row] = sum > 0.f ? m + log2_approx(sum) / kLog2e : kNegInf;
+    if (lane == 0 && p.lse != nullptr) p.lse[row] = sum > 0.f ? (m + log2_approx(sum)) / kLog2e : kNegInf;
 }
 
 }  // namespace fa_jit

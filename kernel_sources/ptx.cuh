@@ -94,5 +94,10 @@ __device__ __forceinline__ float warp_max(float x) {
     for (int d = 16; d >= 1; d /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, d));
     return x;
 }
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+    for (int d = 16; d >= 1; d /= 2) x += __shfl_xor_sync(0xffffffffu, x, d);
+    return x;
+}
 
 }  // namespace fa_jit::ptx

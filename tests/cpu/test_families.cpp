@@ -50,7 +50,7 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     CHECK(tile(96, 4, 32) == TileConfig{128, 32, 8, 4, "split"});  // MQA: 8 row warps of 16 rows, 1 key warp
     CHECK(tile(96, 4, 16) == TileConfig{64, 64, 8, 4, "split"});   // 4 row warps x 2 key warps
     CHECK(tile(128, 4, 32) == TileConfig{128, 128, 8, 2, "wgmma-split"});  // two warpgroups, 161 KB
-    CHECK(tile(64, 4, 16) == TileConfig{64, 128, 4, 4, "wgmma-split"});
+    CHECK(tile(128, 4, 16) == TileConfig{64, 64, 4, 4, "wgmma-split"});  // one warpgroup
     CHECK(tile(256, 4, 32) == TileConfig{128, 64, 8, 2, "wgmma-split"});
     CHECK(parse_tile_config("128x128w8s3-wgmma-split") == TileConfig{128, 128, 8, 3, "wgmma-split"});
     CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 128, 4, 3, "wgmma-split"}));  // warps = rows / 16

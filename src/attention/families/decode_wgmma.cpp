@@ -46,14 +46,16 @@ public:
         return out;
     }
     // Rows: one warpgroup up to 64 packed rows, else two (more rows take more row tiles, each reading the K/V).
-    // Keys: 128 per step up to d 128, else 64. Ring: two warpgroups are compute-bound (128 rows: 128 FLOP per K/V
-    // byte) and take the shallowest ring (H200, MQA 4 tokens, d 128, 32k keys: 437 TFLOP/s with 2 stages, 421 with
-    // 3); one warpgroup keeps more tiles in flight.
+    // Two warpgroups are compute-bound (128 rows: 128 FLOP per K/V byte): 128 keys per step up to d 128 and the
+    // shallowest ring (H200, MQA, 4 tokens, d 128, 32k keys: 437 TFLOP/s at 128 x 128 with 2 stages, 421 with 3, 397
+    // at 128 x 64). One warpgroup keeps more tiles in flight: 64 keys, the deepest ring (64 rows, 32k keys: 3.96 TB/s
+    // at 64 x 64 with 4 stages, 3.94 at 64 x 128 with 3).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int block_m = packed_rows(p.seqlen_q, p.group_size) <= 64 ? 64 : 128;
         const std::vector<int> stage_order = block_m == 128 ? std::vector<int>{2, 3, 4} : std::vector<int>{4, 3, 2};
+        const std::vector<int> key_order = block_m == 128 ? std::vector<int>{128, 64} : std::vector<int>{64, 128};
         std::vector<TileConfig> out;
-        for (int block_n : {128, 64}) {
+        for (int block_n : key_order) {
             if (block_n == 128 && p.head_dim > 128) continue;
             for (int stages : stage_order)
                 if (legal_tile(block_m, block_n, stages, p.head_dim))
