@@ -23,8 +23,9 @@
 
 namespace fa_jit {
 
+// At least 2 blocks per SM: with the block size alone ptxas aims at full occupancy (32 registers) and spills.
 template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(decode_layout::kCombineWarps * 32)
+__global__ void __launch_bounds__(decode_layout::kCombineWarps * 32, 2)
     attention_split_combine(const __grid_constant__ AttentionParams p) {
     using namespace ptx;
     static_assert(kHeadDim % 4 == 0, "4-column vectors");
