@@ -49,6 +49,13 @@ TEST_CASE("decode: forced split counts compute the same function", "[decode]") {
             check_decode({3, 8, 2, 1, 1500, 128, causal, Layout::bhsd, {}, {}, splits}, rng);
             check_decode({1, 4, 1, 4, 300, 64, causal, Layout::padded, {}, {}, splits}, rng);  // more splits than keys
         }
+    // The combine merges a warp's splits 32 at a time with a running max: more than 8 x 32 splits per row takes
+    // several chunks per warp, and with more splits than key tiles whole chunks saw no key.
+    for (int splits : {300, 1024}) {
+        check_case({1, 8, 1, 1, 40000, 128, false, Layout::bshd, {}, {}, splits}, DType::bf16, rng);
+        check_case({2, 32, 1, 4, 3000, 128, true, Layout::bhsd, {}, {}, splits}, DType::f16, rng);  // decode-wgmma
+        check_case({1, 4, 1, 2, 500, 256, true, Layout::padded, {}, {}, splits}, DType::bf16, rng);
+    }
 }
 
 TEST_CASE("decode: head dims, tiles and key lengths", "[decode]") {
