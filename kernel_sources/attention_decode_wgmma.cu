@@ -16,7 +16,9 @@
 //
 // Per key tile, as attention_f16_wgmma.cu: the warpgroups share one cp.async K/V ring (a block barrier per tile);
 // S = Q K^T with both operands in shared memory, the per-row mask of packed rows (row r is query token r / group),
-// online softmax in registers, and P V with P as the register A operand and V transposed by the tensor core.
+// online softmax in registers, and P V with P as the register A operand and V transposed by the tensor core (the two
+// GEMMs from tile/wgmma_gemms.cuh; attention_f16_wgmma.cu still spells them out: moving it onto the helpers changes
+// its SASS schedule, which wants a GPU A/B first).
 // Preconditions (host-validated): q, k, v, o 16-byte aligned, strides multiples of 8 elements, scale > 0.
 #pragma once
 
@@ -33,6 +35,7 @@
 #include "tile/softmax.cuh"
 #include "tile/split_block.cuh"
 #include "tile/swizzle.cuh"
+#include "tile/wgmma_gemms.cuh"
 #include "wgmma.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -47,9 +50,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     constexpr int kNThreads = kBlockM * 2;
     constexpr bool kBf16 = IsBf16<T>::value;
     constexpr int kNTilesS = kBlockN / 8;
-    constexpr int kChunksS = kBlockN / 64;
     constexpr int kDBlocks = kHeadDim / 64;
-    constexpr int kKSteps = kHeadDim / 16;
     constexpr unsigned kQBytes = 2u * kBlockM * kHeadDim;
     constexpr unsigned kKVBytes = 2u * kBlockN * kHeadDim;
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
@@ -109,23 +110,9 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
         const unsigned sK = ring.advance();
         const unsigned sV = sK + kKVBytes;
 
-        // ---- S = Q K^T: k step ks reads 16 columns (32 bytes) inside column block ks / 4 ----------------------------
+        // ---- S = Q K^T ------------------------------------------------------------------------------------------------
         float acc_s[kNTilesS][4];
-        wgmma::fence();
-#pragma unroll
-        for (int ks = 0; ks < kKSteps; ++ks) {
-            const unsigned long long a =
-                wgmma::desc_sw128(sQ + (ks / 4) * (kBlockM * 128u) + wg_row0 * 128u + (ks % 4) * 32u, 16, 1024);
-#pragma unroll
-            for (int nc = 0; nc < kChunksS; ++nc) {
-                const unsigned long long b =
-                    wgmma::desc_sw128(sK + (ks / 4) * (kBlockN * 128u) + nc * (64 * 128u) + (ks % 4) * 32u, 16, 1024);
-                wgmma::mma_ss<kBf16>(acc_s + 8 * nc, a, b, ks > 0);
-            }
-        }
-        wgmma::commit();
-        wgmma::wait<0>();
-        wgmma::hold(acc_s);
+        wgmma_qk<kBf16, kBlockM, kBlockN, kHeadDim>(acc_s, sQ, wg_row0, sK);
 
         // ---- mask (tiles reaching past the keys every row sees), online softmax --------------------------------------
         if (n0 + kBlockN > blk.mask_from) {
@@ -140,29 +127,8 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
         online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                        [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
 
-        // ---- O = O * alpha + P V_j, 64 columns at a time: chunk dc computes while chunk dc - 1 is added to O --------
-        float pv[2][8][4];
-#pragma unroll
-        for (int dc = 0; dc < kDBlocks; ++dc) {
-            wgmma::fence();
-#pragma unroll
-            for (int kc = 0; kc < kBlockN / 16; ++kc) {
-                const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0],
-                                       p_frag[2 * kc + 1][1]};
-                const unsigned long long b =
-                    wgmma::desc_sw128(sV + dc * (kBlockN * 128u) + kc * (16 * 128u), kBlockN * 128u, 1024);
-                wgmma::mma_rs_bt<kBf16>(pv[dc % 2], a, b, kc > 0);
-            }
-            wgmma::commit();
-            if (dc > 0) {
-                wgmma::wait<1>();
-                wgmma::hold(pv[(dc - 1) % 2]);
-                rescale_add(acc_o[dc - 1], 0, alpha, pv[(dc - 1) % 2]);
-            }
-        }
-        wgmma::wait<0>();
-        wgmma::hold(pv[(kDBlocks - 1) % 2]);
-        rescale_add(acc_o[kDBlocks - 1], 0, alpha, pv[(kDBlocks - 1) % 2]);
+        // ---- O = O * alpha + P V_j ------------------------------------------------------------------------------------
+        wgmma_pv<kBf16, kBlockN, kHeadDim>(acc_o, p_frag, alpha, sV);
     }
     ptx::cp_async_wait<0>();  // nothing left in flight at exit (empty groups only)
 
