@@ -52,6 +52,7 @@ __global__ void box_roundtrip(const __grid_constant__ TensorMap in_map, const __
     for (int r = threadIdx.x; r < kRows; r += blockDim.x)
         read_row<kRows>(box, r, out + static_cast<long long>(r0 + r) * out_cols + c0);
     if (threadIdx.x == 0) {
+        tile::tma::fence_proxy_async();
         tile::tma::store_2d(out_map, c0, r0, box);
         tile::tma::commit();
         tile::tma::wait_read<0>();
