@@ -7,6 +7,8 @@
 // the destination is 1024-byte aligned. Elements of the box outside the tensor are written as zeros.
 #pragma once
 
+#include "wgmma.cuh"
+
 namespace fa_jit {
 
 // The 128-byte opaque tensor map, as the driver's CUtensorMap (kernels include no CUDA header). Passed to kernels
@@ -72,10 +74,9 @@ template <int N>
 __device__ __forceinline__ void wait_read() {
     asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
 }
-// Orders this thread's generic-proxy shared-memory writes before later TMA (async-proxy) reads of them.
-__device__ __forceinline__ void fence_proxy_async() {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
+// Orders this thread's generic-proxy shared-memory writes before later TMA (async-proxy) reads of them: the same
+// fence wgmma needs.
+using wgmma::fence_proxy_async;
 
 }  // namespace tile::tma
 }  // namespace fa_jit
