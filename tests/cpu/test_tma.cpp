@@ -1,5 +1,5 @@
-// The Hopper copy primitives without a GPU: the TMA sample kernels compile for sm_90a only, and tensor maps are
-// checked against the driver's rules before any driver call.
+// The Hopper primitives without a GPU: the TMA sample kernels and the warp-specialized kernel compile for sm_90a
+// only, and tensor maps are checked against the driver's rules before any driver call.
 #include <catch2/catch.hpp>
 
 #include "fa_jit/errors.hpp"
@@ -41,6 +41,18 @@ TEST_CASE("the TMA sample kernels compile for sm_90a and refuse sm_80", "[compil
     CHECK_FALSE(c.is_ptx);
     CHECK(c.lowered_names.size() == 2);
     CHECK_THROWS_WITH(compile(tma_request("sm_80")), Catch::Contains("needs -arch=sm_90a"));
+}
+
+TEST_CASE("the warp-specialized Hopper kernel compiles for sm_90a and refuses sm_80", "[compile]") {
+    CompileRequest r;
+    r.source = kernel_source("attention_f16_ws.cu");
+    r.name_expressions = {"fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 2, true>",
+                          "fa_jit::attention_fwd_f16_ws<fa_jit::half_t, 128, 64, 3, false>"};
+    r.arch = "sm_90a";
+    const Compiled c = compile(r);
+    CHECK(c.lowered_names.size() == 2);
+    r.arch = "sm_80";
+    CHECK_THROWS_WITH(compile(r), Catch::Contains("needs -arch=sm_90a"));
 }
 
 TEST_CASE("tensor maps are checked against the driver's rules, naming the field", "[launch]") {

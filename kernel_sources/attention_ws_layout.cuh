@@ -1,0 +1,23 @@
+// Shared memory and legal tiles of the warp-specialized Hopper kernel (attention_f16_ws.cu), for the kernel and the
+// host alike.
+#pragma once
+
+#include "host_device.cuh"
+
+namespace fa_jit::ws_layout {
+
+constexpr int kBlockM = 128;     // query rows per block: two consumer warpgroups of 64
+constexpr int kThreads = 384;    // the producer warpgroup, then the two consumers
+
+// Q, then the K stages, then the V stages, each head_dim / 64 column blocks of [rows][64] (1024-byte aligned, hence
+// the extra 1 KB), then the barriers (8 bytes each).
+FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_n, int head_dim, int stages) {
+    return 2 * head_dim * (kBlockM + 2 * stages * block_n) + 1024 + 8 * (1 + 3 * stages);
+}
+
+FA_JIT_HOST_DEVICE constexpr bool legal(int block_n, int head_dim, int stages) {
+    return (block_n == 64 || block_n == 128 || block_n == 192) && head_dim % 64 == 0 && head_dim >= 64 &&
+           head_dim <= 256 && stages >= 2 && stages <= 4 && smem_bytes(block_n, head_dim, stages) <= 227 * 1024;
+}
+
+}  // namespace fa_jit::ws_layout
