@@ -1,5 +1,5 @@
-// FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only). A first version: the CPU tests
-// compile it, but no family runs it yet (its GPU tests and measurements come first).
+// FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only). A first version: family "f16-ws"
+// runs it only for a forced tile (src/attention/families/f16_ws.cpp) until it is measured.
 //
 //   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
@@ -8,10 +8,10 @@
 //
 // Launch: grid (ceil(seqlen_q / 128), heads_q, batch), block 384 threads, dynamic shared memory
 // ws_layout::smem_bytes(kBlockN, kHeadDim, kStages).
-// Maps (src/launch/tensor_map.hpp): each tensor as 4-d (d, sequence, heads, batch), innermost first, with its
-// strides; boxes of 64 columns x 128 rows (Q) or kBlockN rows (K, V) with the 128-byte swizzle, so that one box is
-// one [rows][64] column block of the wgmma layout (tile/swizzle.cuh, Swizzle128B). Rows past a sequence's end arrive
-// as zeros.
+// Maps (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence, heads,
+// batch), innermost first, with its strides; boxes of 64 columns x 128 rows (Q) or kBlockN rows (K, V) with the
+// 128-byte swizzle, so that one box is one [rows][64] column block of the wgmma layout (tile/swizzle.cuh,
+// Swizzle128B). Rows past a sequence's end arrive as zeros.
 //
 // Warpgroup 0 produces: one thread loads Q once and K / V tile by tile into a kStages ring, each stage guarded by
 // three mbarriers: K full and V full (transaction bytes: the tile landed) and empty (all 8 consumer warps are done

@@ -7,18 +7,13 @@
 // the destination is 1024-byte aligned. Elements of the box outside the tensor are written as zeros.
 #pragma once
 
+#include "tensor_map.cuh"
 #include "wgmma.cuh"
 
-namespace fa_jit {
+namespace fa_jit::tile::tma {
 
-// The 128-byte opaque tensor map, as the driver's CUtensorMap (kernels include no CUDA header). Passed to kernels
-// as a __grid_constant__ parameter, so that its address is a valid generic address for the copy.
-struct alignas(64) TensorMap {
-    unsigned long long opaque[16];
-};
-
-namespace tile::tma {
-
+// A map must live in a __grid_constant__ kernel parameter (or global memory): its address is then a valid generic
+// address for the copy.
 __device__ __forceinline__ unsigned long long map_address(const TensorMap& map) {
     return reinterpret_cast<unsigned long long>(&map);
 }
@@ -78,5 +73,4 @@ __device__ __forceinline__ void wait_read() {
 // fence wgmma needs.
 using wgmma::fence_proxy_async;
 
-}  // namespace tile::tma
-}  // namespace fa_jit
+}  // namespace fa_jit::tile::tma

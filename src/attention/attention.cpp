@@ -218,9 +218,10 @@ void attention(const AttentionArgs& args, CUstream stream, const TileConfig& til
     if (metadata_checks_enabled()) check_device_metadata(args, stream);
     for (int i = 0; i < plan.count; ++i) {
         const KernelLaunch& k = plan.launches[i];
-        launch(l.kernels.at(k.kernel),
-               {{k.grid[0], k.grid[1], k.grid[2]}, {k.block}, k.shared_bytes, stream, k.programmatic_dependency},
-               params);
+        l.family->launch_kernel(
+            l.spec, l.kernels.at(k.kernel),
+            {{k.grid[0], k.grid[1], k.grid[2]}, {k.block}, k.shared_bytes, stream, k.programmatic_dependency}, params,
+            args);
     }
 }
 

@@ -3,7 +3,8 @@
 // the tuning file, warmup and the sweep iterate the registry and never branch on which family runs.
 //
 // Choosing: families are asked in ascending priority(); the first whose serves(problem, cc) is true runs the
-// problem. Built-in order: decode-wgmma (4), decode (5), f16-wgmma (10), f16-mma (20), fp32 (30).
+// problem. Built-in order: decode-wgmma (4), decode (5), f16-wgmma (10), f16-mma (20), fp32 (30), f16-ws (40: a
+// first version, run only for a forced tile).
 #pragma once
 
 #include <array>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "attention_params.cuh"
+#include "fa_jit/jit.hpp"
 #include "fa_jit/tuning.hpp"
 
 namespace fa_jit {
@@ -86,6 +88,10 @@ public:
     // Points the kernels' parameters at the plan's workspace (null when workspace_bytes is 0): the family alone
     // knows its layout.
     virtual void bind_workspace(AttentionParams&, void* /*workspace*/) const {}
+    // Launches one kernel of the plan. Default: its only parameter is the AttentionParams. A family whose kernels
+    // take more (the TMA descriptors of the warp-specialized family) builds them here from the call's arguments.
+    virtual void launch_kernel(const AttentionKernelSpec& spec, const Kernel& kernel, const LaunchConfig& config,
+                               const AttentionParams& params, const AttentionArgs& args) const;
 };
 
 // Adds `family` to the registry (the built-in families do so from their own files at load time); a family of the

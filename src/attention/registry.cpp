@@ -103,6 +103,11 @@ std::size_t max_shared_bytes(int cc) {
     return 99 * 1024;  // 8.6, 8.9, 12.x and anything unknown: the smallest of the sm_80+ parts
 }
 
+void KernelFamily::launch_kernel(const AttentionKernelSpec&, const Kernel& kernel, const LaunchConfig& config,
+                                 const AttentionParams& params, const AttentionArgs&) const {
+    launch(kernel, config, params);
+}
+
 LaunchPlan KernelFamily::plan(const AttentionKernelSpec& spec, const AttentionArgs& args, const DeviceInfo&) const {
     LaunchPlan plan;
     plan.count = 1;

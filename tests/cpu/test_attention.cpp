@@ -341,6 +341,10 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
             for (bool causal : {false, true})
                 for (const AttentionKernelSpec& s : warmup_specs({DType::f32, d, causal, 1, 4096, 1, true}, cc, false))
                     specs.push_back(s);
+    // The warp-specialized family runs only for forced tiles (it is out of the sweep): one tile per head dim.
+    for (int d : {64, 128, 192, 256})
+        for (bool causal : {false, true})
+            specs.push_back({DType::bf16, d, causal, {128, d <= 128 ? 128 : 64, 12, 2, "ws"}});
     std::set<std::string> families;
     for (const auto& s : specs) families.insert(s.family());
     // Every registered family is covered: a new family whose problems these do not reach adds its own here.

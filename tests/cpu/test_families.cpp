@@ -10,7 +10,8 @@
 using namespace fa_jit;
 
 TEST_CASE("families are asked in the documented priority order", "[families]") {
-    CHECK(kernel_families() == std::vector<std::string>{"decode-wgmma", "decode", "f16-wgmma", "f16-mma", "fp32"});
+    CHECK(kernel_families() ==
+          std::vector<std::string>{"decode-wgmma", "decode", "f16-wgmma", "f16-mma", "fp32", "f16-ws"});
 }
 
 TEST_CASE("the decode family serves few query rows and per-sequence KV lengths", "[families][decode]") {

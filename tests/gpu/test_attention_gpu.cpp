@@ -96,6 +96,29 @@ TEST_CASE("both fp16/bf16 kernels at the head dims the wgmma kernel serves", "[a
     }
 }
 
+// The warp-specialized Hopper family runs only for forced tiles: every legal one of its tiles at the head dims it
+// takes, on ragged lengths, GQA, causal both ways (Nq > Nk: rows without keys), BSHD, BHSD and padded strides, and a
+// sequence without keys.
+TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (sm_90)", "[attention]") {
+    const int cc = current_device().cc();
+    if (cc != 90) {
+        WARN("the warp-specialized kernel runs on sm_90 only: not tested on this GPU");
+        return;
+    }
+    std::mt19937 rng(90);
+    for (int d : {64, 128, 192, 256})
+        for (int block_n : {64, 128})
+            for (int stages : {2, 3}) {
+                const TileConfig tile{128, block_n, 12, stages, "ws"};
+                if (!tile_is_legal(DType::bf16, d, tile)) continue;
+                INFO(tile.to_string());
+                check_case({2, 4, 2, 300, 517, d, true, Layout::bshd, tile}, DType::bf16, rng);
+                check_case({1, 2, 2, 200, 130, d, true, Layout::padded, tile}, DType::f16, rng);
+                check_case({2, 2, 1, 128, 256, d, false, Layout::bhsd, tile}, DType::bf16, rng);
+            }
+    check_case({1, 2, 2, 70, 0, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+}
+
 TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {
     current_device();
     const int n = 64, d = 32;

@@ -1,0 +1,93 @@
+// Family "f16-ws": the warp-specialized Hopper forward (kernel_sources/attention_f16_ws.cu), fp16 and bf16, head dims
+// 64, 128, 192 and 256, sm_90 only (compiled for sm_90a): a TMA producer warpgroup and two consumer warpgroups.
+// A first version: last in priority and out of the sweep, so only a forced tile (`attention(args, stream, tile)`,
+// the tests) runs it until it is measured. Tiles are spelled "128x128w12s2-ws": 128 query rows, keys per step,
+// 12 warps (three warpgroups), the K/V ring's depth.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "attention/families/f16_args.hpp"
+#include "attention/family.hpp"
+#include "attention_ws_layout.cuh"
+#include "launch/tensor_map.hpp"
+
+namespace fa_jit::families {
+namespace {
+
+constexpr int kWarps = ws_layout::kThreads / 32;
+
+// A [batch][heads][rows][d] tensor as a 4-d map (d innermost), boxes of 64 columns x box_rows rows.
+CUtensorMap tensor_map(const void* base, const Strides& strides, int batch, int heads, int rows, int head_dim,
+                       int box_rows) {
+    TensorMapDesc d;
+    d.base = base;
+    d.rank = 4;
+    d.dims[0] = static_cast<std::uint64_t>(head_dim);
+    d.dims[1] = static_cast<std::uint64_t>(std::max(rows, 1));  // no keys: the kernel loads none
+    d.dims[2] = static_cast<std::uint64_t>(heads);
+    d.dims[3] = static_cast<std::uint64_t>(batch);
+    // A dimension of extent 1 may have stride 0 (a batch of one, no keys); TMA wants a positive one, never used.
+    const auto stride = [](long long elements, std::uint64_t extent) -> std::uint64_t {
+        return elements == 0 && extent == 1 ? 16 : static_cast<std::uint64_t>(elements) * 2;
+    };
+    d.strides_bytes[1] = stride(strides.row, d.dims[1]);
+    d.strides_bytes[2] = stride(strides.head, d.dims[2]);
+    d.strides_bytes[3] = stride(strides.batch, d.dims[3]);
+    d.box[0] = 64, d.box[1] = static_cast<std::uint32_t>(box_rows), d.box[2] = 1, d.box[3] = 1;
+    return encode_tensor_map_16bit(d);
+}
+
+class F16WsFamily final : public KernelFamily {
+public:
+    const char* name() const override { return "f16-ws"; }
+    int priority() const override { return 40; }
+
+    bool accepts(DType dtype, int head_dim) const override {
+        return accepts_dtype(dtype) && head_dim % 64 == 0 && head_dim >= 64 && head_dim <= 256;
+    }
+    bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
+    bool runs_on(int cc) const override { return cc == 90; }
+    void check_args(const AttentionArgs& args) const override { check_f16_args(args); }
+
+    bool owns(const TileConfig& t) const override { return t.variant == "ws"; }
+    bool tile_is_legal(int head_dim, const TileConfig& t) const override {
+        return owns(t) && t.block_m == ws_layout::kBlockM && t.warps == kWarps &&
+               ws_layout::legal(t.block_n, head_dim, t.stages);
+    }
+    std::vector<TileConfig> sweep_tiles(int) const override { return {}; }  // until measured
+    std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
+        std::vector<TileConfig> out;
+        for (int block_n : {128, 64})
+            for (int stages : {2, 3})
+                if (ws_layout::legal(block_n, p.head_dim, stages))
+                    out.push_back({ws_layout::kBlockM, block_n, kWarps, stages, "ws"});
+        return out;
+    }
+    bool has_even_variant() const override { return false; }
+
+    std::string source_name() const override { return "attention_f16_ws.cu"; }
+    std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
+        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}>", kernel_element_type(s.dtype),
+                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal)};
+    }
+    std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
+        return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
+    }
+
+    // The kernel takes the TMA descriptors of Q, K and V beside the parameters, encoded for this call.
+    void launch_kernel(const AttentionKernelSpec& spec, const Kernel& kernel, const LaunchConfig& config,
+                       const AttentionParams& params, const AttentionArgs& a) const override {
+        const int block_n = spec.tile.block_n;
+        const CUtensorMap q = tensor_map(a.q, a.q_strides, a.batch, a.heads_q, a.seqlen_q, a.head_dim,
+                                         ws_layout::kBlockM);
+        const CUtensorMap k = tensor_map(a.k, a.k_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n);
+        const CUtensorMap v = tensor_map(a.v, a.v_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n);
+        launch(kernel, config, params, q, k, v);
+    }
+};
+
+const bool registered = register_family(std::make_shared<F16WsFamily>());
+
+}  // namespace
+}  // namespace fa_jit::families
