@@ -93,10 +93,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     // Keys [0, limit) that this thread's rows g and g + 8 see.
     const int limit[2] = {blk.key_limit(warp_row0 + g), blk.key_limit(warp_row0 + 8 + g)};
     float acc_o[kDBlocks][8][4];
-#pragma unroll
-    for (int dc = 0; dc < kDBlocks; ++dc)
-#pragma unroll
-        for (int i = 0; i < 8; ++i) acc_o[dc][i][0] = acc_o[dc][i][1] = acc_o[dc][i][2] = acc_o[dc][i][3] = 0.f;
+    clear_accumulator(acc_o);
     float m_i[2] = {kNegInf, kNegInf};
     float l_i[2] = {0.f, 0.f};
 

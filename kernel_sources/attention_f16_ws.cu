@@ -123,10 +123,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const int t = lane % 4;
 
     float acc_o[kDBlocks][8][4];
-#pragma unroll
-    for (int dc = 0; dc < kDBlocks; ++dc)
-#pragma unroll
-        for (int i = 0; i < 8; ++i) acc_o[dc][i][0] = acc_o[dc][i][1] = acc_o[dc][i][2] = acc_o[dc][i][3] = 0.f;
+    clear_accumulator(acc_o);
     float m_i[2] = {kNegInf, kNegInf};
     float l_i[2] = {0.f, 0.f};
 
@@ -161,13 +158,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     for (int h = 0; h < 2; ++h) {
         const RowTotals rt = row_totals(l_i[h]);
         const int row = m0 + warp_row0 + h * 8 + g;
-#pragma unroll
-        for (int dc = 0; dc < kDBlocks; ++dc)
-#pragma unroll
-            for (int nt = 0; nt < 8; ++nt)
-                ptx::st_shared_b32(
-                    o_stage + dc * (kBlockM * 128u) + h * (8 * 128u) + ((nt ^ g) * 16u),
-                    pack2<kBf16>(acc_o[dc][nt][2 * h] * rt.inv_l, acc_o[dc][nt][2 * h + 1] * rt.inv_l));
+        stage_o_row_sw128<kBf16, kBlockM>(o_stage, h, g, acc_o, rt.inv_l);
         if (bc.lse != nullptr && t == 0 && row < p.seqlen_q) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
     }
     __syncwarp();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ptx.cuh"
+#include "tile/f16_types.cuh"
 
 namespace fa_jit::tile {
 
@@ -20,6 +21,20 @@ __device__ __forceinline__ RowTotals row_totals(float l_part) {
     const float l = ptx::quad_sum(l_part);
     const bool any = l > 0.f;
     return {l, any, any ? 1.f / l : 0.f};
+}
+
+// The wgmma kernels' staging: row g + 8h of a warp's O (acc_o[64-column block][n-tile][4], the m16n8 layout) times
+// inv_l, as T pairs, into the warp's rows of a Swizzle128B<kRows> tile. o_stage = tile + (warp_row0 + g) * 128 + 4t:
+// row & 7 == g, so n-tile nt's chunk lives at nt ^ g.
+template <bool kBf16, int kRows, int kBlocks>
+__device__ __forceinline__ void stage_o_row_sw128(unsigned o_stage, int h, int g, const float (&acc_o)[kBlocks][8][4],
+                                                  float inv_l) {
+#pragma unroll
+    for (int dc = 0; dc < kBlocks; ++dc)
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+            ptx::st_shared_b32(o_stage + dc * (kRows * 128u) + h * (8 * 128u) + ((nt ^ g) * 16u),
+                               pack2<kBf16>(acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l));
 }
 
 // LSE in natural log from the running max m (log2 units) and the row totals; -inf for a row that saw no key.

@@ -81,6 +81,15 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
     }
 }
 
+// O's accumulator before the first key tile: [column blocks][8-column n-tiles][4] zeros.
+template <int kBlocks, int kNT>
+__device__ __forceinline__ void clear_accumulator(float (&o)[kBlocks][kNT][4]) {
+#pragma unroll
+    for (int b = 0; b < kBlocks; ++b)
+#pragma unroll
+        for (int i = 0; i < kNT; ++i) o[b][i][0] = o[b][i][1] = o[b][i][2] = o[b][i][3] = 0.f;
+}
+
 // O[i0 + i] = O[i0 + i] * alpha + PV[i] for kN 8-column n-tiles of one 16-row block (O holds kNO of them): one FFMA
 // per element, with the alpha of the element's row (e / 2).
 template <int kNO, int kN>
