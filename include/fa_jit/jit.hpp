@@ -205,6 +205,7 @@ struct LaunchConfig {
 struct KernelParam {
     std::size_t offset;
     std::size_t size;
+    std::size_t alignment = 1;  // as packed by the caller; the driver does not report it
 };
 
 struct KernelAttributes {
@@ -276,7 +277,7 @@ PackedArguments<sizeof...(Args)> pack_arguments(const Args&... args) {
     std::size_t offset = 0, i = 0;
     // A parameter block is laid out like a struct: each parameter at the next multiple of its alignment.
     ((offset = (offset + alignof(Args) - 1) / alignof(Args) * alignof(Args),
-      packed.layout[i++] = {offset, sizeof(Args)}, offset += sizeof(Args)),
+      packed.layout[i++] = {offset, sizeof(Args), alignof(Args)}, offset += sizeof(Args)),
      ...);
     return packed;
 }

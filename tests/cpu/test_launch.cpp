@@ -70,3 +70,24 @@ TEST_CASE("a wrong argument count, size or offset is refused, naming the paramet
         CHECK(e.argument() == "kernel parameter 1");  // the size differs first (4 bytes instead of 8)
     }
 }
+
+TEST_CASE("after a parameter aligned beyond 16 bytes only the sizes are compared", "[launch]") {
+    // kernel(Params240, TensorMap, TensorMap) on an H200: the driver puts the first 64-byte-aligned map at offset
+    // 240, where a struct layout from 0 puts it at 256 (the parameter block starts inside a 64-byte line).
+    struct Params240 {
+        char bytes[240];
+    };
+    struct alignas(64) Map {
+        unsigned long long opaque[16];
+    };
+    const std::vector<KernelParam> expected = {{0, 240}, {240, 128}, {368, 128}};
+    const Params240 p{};
+    const Map m{};
+    auto packed = pack_arguments(p, m, m);
+    CHECK(packed.layout[1].offset == 256);
+    CHECK_NOTHROW(check_kernel_arguments(expected, packed.layout, packed.count, "k"));
+
+    auto wrong_size = pack_arguments(p, m, 1ll);
+    CHECK_THROWS_WITH(check_kernel_arguments(expected, wrong_size.layout, wrong_size.count, "k"),
+                      Catch::Contains("kernel parameter 2") && Catch::Contains("128 bytes"));
+}

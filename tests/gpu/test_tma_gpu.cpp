@@ -57,7 +57,7 @@ TEST_CASE("a TMA box lands in the wgmma layout, zero-filled outside the tensor, 
     dout.fill_bytes(0xFF), dback.fill_bytes(0xFF);
     const CUtensorMap in_map = encode_tensor_map_16bit(matrix(din, kRows, kCols, kBox));
     const CUtensorMap back_map = encode_tensor_map_16bit(matrix(dback, kRows, kCols, kBox));
-    const Kernel kernel = get_kernel(tma_request(), "fa_jit::tma_sample::box_roundtrip<64>");
+    const Kernel kernel = get_kernel(tma_request(), "fa_jit::tma_sample::box_roundtrip<64>", /*arch_specific=*/true);
     Stream stream;
     launch(kernel, {{2, 4}, {128}, kBox * 128 + 1024 + 8, stream.get()}, in_map, back_map, dout.get(), kOutCols);
     stream.synchronize();
@@ -84,7 +84,7 @@ TEST_CASE("a producer warp feeds consumer warps through a ring of mbarrier-guard
     din.upload(in.data(), in.size() * 2);
     dout.fill_bytes(0xFF);
     const CUtensorMap in_map = encode_tensor_map_16bit(matrix(din, kRows, 64, kBox));
-    const Kernel kernel = get_kernel(tma_request(), "fa_jit::tma_sample::ring_copy<64, 3>");
+    const Kernel kernel = get_kernel(tma_request(), "fa_jit::tma_sample::ring_copy<64, 3>", /*arch_specific=*/true);
     Stream stream;
     launch(kernel, {{1}, {256}, kStages * kBox * 128 + 1024 + 16 * kStages, stream.get()}, in_map, dout.get(),
            kBoxes);
