@@ -1,5 +1,5 @@
-// FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only). A first version: family "f16-ws"
-// runs it only for a forced tile (src/attention/families/f16_ws.cpp) until it is measured.
+// FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only); family "f16-ws"
+// (src/attention/families/f16_ws.cpp).
 //
 //   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
@@ -15,10 +15,10 @@
 //
 // Warpgroup 0 produces: one thread loads Q once and K / V tile by tile into a kStages ring, each stage guarded by
 // three mbarriers: K full and V full (transaction bytes: the tile landed) and empty (all 8 consumer warps are done
-// with it). The warpgroup then keeps 40 registers and gives the rest to the consumers. Warpgroups 1 and 2 each
+// with it). The warpgroup then keeps 24 registers and gives the rest to the consumers (240 each). Warpgroups 1 and 2 each
 // compute 64 of the 128 query rows as the wgmma kernel does (tile/wgmma_gemms.cuh: S = Q K^T from shared memory,
 // online softmax in registers, O += P V with P in registers), waiting only on the barriers: no block barrier in the
-// main loop, so the two warpgroups drift apart and one's softmax can overlap the other's GEMMs.
+// main loop. The two consumers take turns at the tensor cores (ping-pong): one's softmax overlaps the other's GEMMs.
 #pragma once
 
 #include "attention_params.cuh"
@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
 
     // ---- producer ---------------------------------------------------------------------------------------------------
     if (warp < 4) {
-        warpgroup::release_registers<40>();
+        warpgroup::release_registers<24>();
         if (threadIdx.x == 0 && n_block_max > 0) {
             tma::prefetch_map(k_map);
             tma::prefetch_map(v_map);
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     }
 
     // ---- consumers ----------------------------------------------------------------------------------------------------
-    warpgroup::claim_registers<232>();
+    warpgroup::claim_registers<240>();
     const float kNegInf = neg_inf_f32();
     const int cw = warp - 4;               // consumer warp 0..7
     const int warp_row0 = cw * 16;         // its 16 rows of the block's 128
@@ -127,26 +127,63 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     float m_i[2] = {kNegInf, kNegInf};
     float l_i[2] = {0.f, 0.f};
 
-    if (n_block_max > 0) mbarrier::wait(q_full, 0);
-    for (int it = 0; it < n_block_max; ++it) {
-        const int s = it % kStages;
-        const unsigned phase = (it / kStages) & 1u;
-        const int n0 = (n_block_max - 1 - it) * kBlockN;
-
-        mbarrier::wait(k_full(s), phase);
-        float acc_s[kNTilesS][4];
-        wgmma_qk<kBf16, kBlockM, kBlockN, kHeadDim>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
+    // Ping-pong: a warpgroup issues its GEMMs only in its turn (named barrier 1 + wg) and hands the turn over as soon
+    // as they are issued, so the tensor cores run one warpgroup's GEMMs while the other computes its softmax. A turn
+    // holds P V of the previous tile and S of the next one, back to back.
+    const int wg = cw / 4;
+    const auto take_turn = [&] { warpgroup::sync(1 + wg, 256); };
+    const auto pass_turn = [&] { warpgroup::arrive(2 - wg, 256); };
+    const auto softmax = [&](float (&acc_s)[kNTilesS][4], int n0, unsigned (&p_frag)[kNTilesS][2], float (&alpha)[2]) {
         if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
             mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
-        unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
-        float alpha[2];
         online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                        [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
+    };
+    constexpr int kQkN = kBlockN % 128 == 0 ? 128 : 64;  // keys per S instruction
+    constexpr int kPvN = 64;  // output columns per P V chunk: 128 measured no faster at d 128, spills at d 256
+    constexpr bool kPvPipelined = kHeadDim < 256;  // at d 256, O's 128 registers leave no room for two chunks
 
-        mbarrier::wait(v_full(s), phase);
-        wgmma_pv<kBf16, kBlockN, kHeadDim>(acc_o, p_frag, alpha, sV + s * kKVBytes);
-        __syncwarp();  // the warp's wgmmas on this stage completed (wgmma_pv waits for them)
-        if (lane == 0) mbarrier::arrive(kv_empty(s));
+    if (n_block_max > 0) {
+        if (wg == 1) pass_turn();  // warpgroup 0 goes first
+        unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t + 1) of row g + 8h
+        float alpha[2];
+        mbarrier::wait(q_full, 0);
+        mbarrier::wait(k_full(0), 0);
+        {
+            float acc_s[kNTilesS][4];
+            take_turn();
+            issue_qk<kBf16, kBlockM, kBlockN, kHeadDim, kQkN>(acc_s, sQ, wg_row0, sK);
+            pass_turn();
+            wgmma::wait<0>();
+            wgmma::hold(acc_s);
+            softmax(acc_s, (n_block_max - 1) * kBlockN, p_frag, alpha);
+        }
+        for (int it = 1; it < n_block_max; ++it) {
+            // P V of tile it - 1 (stage sp), then S of tile it (stage s). Every wgmma is issued on every trip (no
+            // wgmma under a condition: ptxas would serialize them all).
+            const int sp = (it - 1) % kStages;
+            const int s = it % kStages;
+            mbarrier::wait(v_full(sp), ((it - 1) / kStages) & 1u);
+            mbarrier::wait(k_full(s), (it / kStages) & 1u);
+            take_turn();
+            wgmma_pv<kBf16, kBlockN, kHeadDim, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+            __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
+            if (lane == 0) mbarrier::arrive(kv_empty(sp));
+            float acc_s[kNTilesS][4];
+            issue_qk<kBf16, kBlockM, kBlockN, kHeadDim, kQkN>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
+            pass_turn();
+            wgmma::wait<0>();
+            wgmma::hold(acc_s);
+            softmax(acc_s, (n_block_max - 1 - it) * kBlockN, p_frag, alpha);
+        }
+        // P V of the last tile.
+        const int sp = (n_block_max - 1) % kStages;
+        mbarrier::wait(v_full(sp), ((n_block_max - 1) / kStages) & 1u);
+        take_turn();
+        wgmma_pv<kBf16, kBlockN, kHeadDim, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+        __syncwarp();
+        if (lane == 0) mbarrier::arrive(kv_empty(sp));
+        if (wg == 0) pass_turn();  // warpgroup 1's would be an arrival nobody waits for
     }
 
     // ---- epilogue (as attention_f16_wgmma.cu): O staged in this warp's own Q rows, which only its warpgroup's

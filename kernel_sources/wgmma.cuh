@@ -1,5 +1,6 @@
-// Hopper warpgroup MMA (wgmma, sm_90a) through inline PTX: shared-memory matrix descriptors, the m64n64k16 shapes
-// the attention kernel uses, and the fences around them. PTX ISA, "Asynchronous Warpgroup Level Matrix Instructions".
+// Hopper warpgroup MMA (wgmma, sm_90a) through inline PTX: shared-memory matrix descriptors, the m64n64k16 and
+// m64n128k16 shapes the attention kernels use, and the fences around them. PTX ISA, "Asynchronous Warpgroup Level
+// Matrix Instructions".
 #pragma once
 
 namespace fa_jit::wgmma {
@@ -45,10 +46,14 @@ __device__ __forceinline__ void hold(float (&d)[N][4]) {
 #define FA_JIT_WGMMA_D32                                                                                              \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
     "%24, %25, %26, %27, %28, %29, %30, %31}"
+#define FA_JIT_WGMMA_D64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+    "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
+    "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 #define FA_JIT_WGMMA_TILE(d, i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
 #define FA_JIT_WGMMA_D32_OPERANDS(d)                                                                    \
     FA_JIT_WGMMA_TILE(d, 0), FA_JIT_WGMMA_TILE(d, 1), FA_JIT_WGMMA_TILE(d, 2), FA_JIT_WGMMA_TILE(d, 3), \
         FA_JIT_WGMMA_TILE(d, 4), FA_JIT_WGMMA_TILE(d, 5), FA_JIT_WGMMA_TILE(d, 6), FA_JIT_WGMMA_TILE(d, 7)
+#define FA_JIT_WGMMA_D64_OPERANDS(d) FA_JIT_WGMMA_D32_OPERANDS(d), FA_JIT_WGMMA_D32_OPERANDS((d + 8))
 
 // D[64x64] (+)= A[64x16] B[16x64], both operands K-major in shared memory; accumulate iff `accumulate` != 0.
 // D is 8 consecutive n-tiles d[0..7][4] in the mma.sync m16n8 accumulator layout, per warp w of the warpgroup:
@@ -91,6 +96,46 @@ __device__ __forceinline__ void mma_rs_bt(float (*d)[4], const unsigned (&a)[4],
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
 }
 
+// As mma_ss, N = 128: D is 16 n-tiles d[0..15][4]. One instruction reads the A operand once for twice the columns.
+template <bool kBf16>
+__device__ __forceinline__ void mma_ss_n128(float (*d)[4], unsigned long long a_desc, unsigned long long b_desc,
+                                            int accumulate) {
+    if (kBf16)
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " FA_JIT_WGMMA_D64 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
+            : FA_JIT_WGMMA_D64_OPERANDS(d)
+            : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+    else
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " FA_JIT_WGMMA_D64 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
+            : FA_JIT_WGMMA_D64_OPERANDS(d)
+            : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+}
+
+// As mma_rs_bt, N = 128 (two 64-column blocks of B, LBO apart).
+template <bool kBf16>
+__device__ __forceinline__ void mma_rs_bt_n128(float (*d)[4], const unsigned (&a)[4], unsigned long long b_desc,
+                                               int accumulate) {
+    if (kBf16)
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " FA_JIT_WGMMA_D64
+            ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+            : FA_JIT_WGMMA_D64_OPERANDS(d)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+    else
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " FA_JIT_WGMMA_D64
+            ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+            : FA_JIT_WGMMA_D64_OPERANDS(d)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
+}
+
+#undef FA_JIT_WGMMA_D64
+#undef FA_JIT_WGMMA_D64_OPERANDS
 #undef FA_JIT_WGMMA_D32
 #undef FA_JIT_WGMMA_D32_OPERANDS
 #undef FA_JIT_WGMMA_TILE

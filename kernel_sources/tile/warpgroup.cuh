@@ -1,6 +1,7 @@
 // Register hand-over between warpgroups (setmaxnreg, sm_90a): a warp-specialized kernel launches with an even
 // share of registers per thread, then its producer warpgroup gives most of them back and the consumer warpgroups
-// take them. Every warp of the warpgroup executes the same instruction; N is a multiple of 8 in [24, 256].
+// take them. Every warp of the warpgroup executes the same instruction; N is a multiple of 8 in [24, 256]. Named
+// barriers order warpgroups against each other.
 #pragma once
 
 namespace fa_jit::tile::warpgroup {
@@ -14,6 +15,15 @@ template <int N>
 __device__ __forceinline__ void claim_registers() {
     static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes a multiple of 8 in [24, 256]");
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+// Named block barriers (ids 1..15; 0 is __syncthreads): `threads` (a multiple of 32) arrivals complete one. sync()
+// waits for completion, arrive() only counts: one warpgroup syncing on an id the other arrives at hands it a turn.
+__device__ __forceinline__ void sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 }  // namespace fa_jit::tile::warpgroup

@@ -8,58 +8,87 @@
 
 namespace fa_jit::tile {
 
-// S = Q K^T for the warpgroup's 64 rows (starting at row wg_row0 of the kBlockM-row Q tile) against the kBlockN keys
-// of the K tile at sK, issued and waited for: k step ks reads 16 columns (32 bytes) inside column block ks / 4.
-template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim>
-__device__ __forceinline__ void wgmma_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK) {
+// Issues S = Q K^T for the warpgroup's 64 rows (starting at row wg_row0 of the kBlockM-row Q tile) against the kBlockN
+// keys of the K tile at sK, and commits it as one group: k step ks reads 16 columns (32 bytes) inside column block
+// ks / 4. kInstrN keys per instruction (64 or 128): the wider one reads the Q slice once for twice the keys.
+template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim, int kInstrN = 64>
+__device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK) {
+    static_assert((kInstrN == 64 || kInstrN == 128) && kBlockN % kInstrN == 0, "64 or 128 keys per instruction");
     wgmma::fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 16; ++ks) {
         const unsigned long long a =
             wgmma::desc_sw128(sQ + (ks / 4) * (kBlockM * 128u) + wg_row0 * 128u + (ks % 4) * 32u, 16, 1024);
 #pragma unroll
-        for (int nc = 0; nc < kBlockN / 64; ++nc) {
+        for (int nc = 0; nc < kBlockN / kInstrN; ++nc) {
             const unsigned long long b =
-                wgmma::desc_sw128(sK + (ks / 4) * (kBlockN * 128u) + nc * (64 * 128u) + (ks % 4) * 32u, 16, 1024);
-            wgmma::mma_ss<kBf16>(acc_s + 8 * nc, a, b, ks > 0);
+                wgmma::desc_sw128(sK + (ks / 4) * (kBlockN * 128u) + nc * (kInstrN * 128u) + (ks % 4) * 32u, 16, 1024);
+            if constexpr (kInstrN == 128)
+                wgmma::mma_ss_n128<kBf16>(acc_s + 16 * nc, a, b, ks > 0);
+            else
+                wgmma::mma_ss<kBf16>(acc_s + 8 * nc, a, b, ks > 0);
         }
     }
     wgmma::commit();
+}
+
+// S = Q K^T as issue_qk, waited for.
+template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim>
+__device__ __forceinline__ void wgmma_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK) {
+    issue_qk<kBf16, kBlockM, kBlockN, kHeadDim>(acc_s, sQ, wg_row0, sK);
     wgmma::wait<0>();
     wgmma::hold(acc_s);
 }
 
-// O = O * alpha + P V for the V tile at sV, 64 output columns at a time: chunk dc computes while chunk dc - 1 is
-// added to O. P is the register A operand (p_frag[nt][h]: columns 2t, 2t + 1 of row g + 8h as a T pair); V is
-// MN-major, transposed by the tensor core. Each chunk goes into a fresh accumulator and is added to the rescaled O
-// with an ordinary FFMA, so the tensor core's truncating accumulation does not bias long rows.
-template <bool kBf16, int kBlockN, int kHeadDim>
+// O = O * alpha + P V for the V tile at sV, kChunkN (64 or 128) output columns at a time: chunk c computes while
+// chunk c - 1 is added to O. P is the register A operand (p_frag[nt][h]: columns 2t, 2t + 1 of row g + 8h as a T
+// pair); V is MN-major, transposed by the tensor core (LBO: one 64-column block to the next). Each chunk goes into a
+// fresh accumulator and is added to the rescaled O with an ordinary FFMA, so the tensor core's truncating
+// accumulation does not bias long rows. kPipelined = false waits for each chunk before issuing the next: half the
+// accumulator registers, for kernels short of them.
+template <bool kBf16, int kBlockN, int kHeadDim, int kChunkN = 64, bool kPipelined = true>
 __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kHeadDim / 64][8][4], const unsigned (&p_frag)[kBlockN / 8][2],
                                          const float (&alpha)[2], unsigned sV) {
-    constexpr int kDBlocks = kHeadDim / 64;
-    float pv[2][8][4];
+    static_assert((kChunkN == 64 || kChunkN == 128) && kHeadDim % kChunkN == 0, "64 or 128 columns per chunk");
+    constexpr int kChunks = kHeadDim / kChunkN;
+    constexpr int kBlocksPerChunk = kChunkN / 64;
+    constexpr int kBuffers = kPipelined ? 2 : 1;
+    float pv[kBuffers][kBlocksPerChunk][8][4];
+    const auto add_chunk = [&](int c) {
+        wgmma::hold(pv[c % kBuffers][0]);
+        if constexpr (kBlocksPerChunk == 2) wgmma::hold(pv[c % kBuffers][1]);
 #pragma unroll
-    for (int dc = 0; dc < kDBlocks; ++dc) {
+        for (int b = 0; b < kBlocksPerChunk; ++b)
+            rescale_add(acc_o[c * kBlocksPerChunk + b], 0, alpha, pv[c % kBuffers][b]);
+    };
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
         wgmma::fence();
 #pragma unroll
         for (int kc = 0; kc < kBlockN / 16; ++kc) {
             // A fragment of P for keys 16kc..16kc+15: n-tiles 2kc (a0, a1) and 2kc + 1 (a2, a3). V rows 16kc..: two
-            // 8-row groups of 1024 bytes inside column block dc.
+            // 8-row groups of 1024 bytes inside column block c * kBlocksPerChunk.
             const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0], p_frag[2 * kc + 1][1]};
-            const unsigned long long b =
-                wgmma::desc_sw128(sV + dc * (kBlockN * 128u) + kc * (16 * 128u), kBlockN * 128u, 1024);
-            wgmma::mma_rs_bt<kBf16>(pv[dc % 2], a, b, kc > 0);
+            const unsigned long long b = wgmma::desc_sw128(
+                sV + c * kBlocksPerChunk * (kBlockN * 128u) + kc * (16 * 128u), kBlockN * 128u, 1024);
+            if constexpr (kChunkN == 128)
+                wgmma::mma_rs_bt_n128<kBf16>(pv[c % kBuffers][0], a, b, kc > 0);
+            else
+                wgmma::mma_rs_bt<kBf16>(pv[c % kBuffers][0], a, b, kc > 0);
         }
         wgmma::commit();
-        if (dc > 0) {
+        if (!kPipelined) {
+            wgmma::wait<0>();
+            add_chunk(c);
+        } else if (c > 0) {
             wgmma::wait<1>();
-            wgmma::hold(pv[(dc - 1) % 2]);
-            rescale_add(acc_o[dc - 1], 0, alpha, pv[(dc - 1) % 2]);
+            add_chunk(c - 1);
         }
     }
-    wgmma::wait<0>();
-    wgmma::hold(pv[(kDBlocks - 1) % 2]);
-    rescale_add(acc_o[kDBlocks - 1], 0, alpha, pv[(kDBlocks - 1) % 2]);
+    if (kPipelined) {
+        wgmma::wait<0>();
+        add_chunk(kChunks - 1);
+    }
 }
 
 }  // namespace fa_jit::tile

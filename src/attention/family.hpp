@@ -3,8 +3,7 @@
 // the tuning file, warmup and the sweep iterate the registry and never branch on which family runs.
 //
 // Choosing: families are asked in ascending priority(); the first whose serves(problem, cc) is true runs the
-// problem. Built-in order: decode-wgmma (4), decode (5), f16-wgmma (10), f16-mma (20), fp32 (30), f16-ws (40: a
-// first version, run only for a forced tile).
+// problem. Built-in order: decode-wgmma (4), decode (5), f16-ws (8), f16-wgmma (10), f16-mma (20), fp32 (30).
 #pragma once
 
 #include <array>

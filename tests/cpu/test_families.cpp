@@ -11,7 +11,7 @@ using namespace fa_jit;
 
 TEST_CASE("families are asked in the documented priority order", "[families]") {
     CHECK(kernel_families() ==
-          std::vector<std::string>{"decode-wgmma", "decode", "f16-wgmma", "f16-mma", "fp32", "f16-ws"});
+          std::vector<std::string>{"decode-wgmma", "decode", "f16-ws", "f16-wgmma", "f16-mma", "fp32"});
 }
 
 TEST_CASE("the decode family serves few query rows and per-sequence KV lengths", "[families][decode]") {
@@ -30,13 +30,14 @@ TEST_CASE("the decode family serves few query rows and per-sequence KV lengths",
     CHECK(family(DType::f16, 96, 4, 32, false) == "decode");
     CHECK(family(DType::f16, 64, 1, 33, false) == "decode-wgmma");
     CHECK(family(DType::f16, 64, 1, 32, false) == "decode");
-    CHECK(family(DType::bf16, 128, 17, 1, false) == "f16-wgmma");
+    CHECK(family(DType::bf16, 128, 17, 1, false) == "f16-ws");
     CHECK(family(DType::bf16, 96, 17, 1, false) == "f16-mma");
     // Per-sequence KV lengths are read only by the decode family: it serves every query length then.
     CHECK(family(DType::bf16, 128, 4096, 1, true) == "decode-wgmma");
     CHECK(family(DType::bf16, 128, 4096, 1, true, 80) == "decode");
     CHECK(family(DType::bf16, 96, 4096, 1, true) == "decode");
-    CHECK(family(DType::bf16, 128, 4096, 1, false) == "f16-wgmma");
+    CHECK(family(DType::bf16, 128, 4096, 1, false) == "f16-ws");
+    CHECK(family(DType::bf16, 128, 4096, 1, false, 80) == "f16-mma");
     CHECK(family(DType::f32, 64, 1, 1, false) == "fp32");
     CHECK(family(DType::f32, 64, 1, 1, true) == "fp32");  // fp32 reads them in its prefill kernel
 }
@@ -123,11 +124,15 @@ TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", 
 
 TEST_CASE("each family serves its problems and refuses the rest", "[families]") {
     const auto family = [](DType dtype, int d, int cc) { return kernel_family_for({dtype, d, false, 4096, 4096}, cc); };
-    // Hopper: the wgmma family where it serves (fp16/bf16, multiples of 64), else mma.sync.
-    for (int d : {64, 128, 192, 256}) {
-        CHECK(family(DType::bf16, d, 90) == "f16-wgmma");
-        CHECK(family(DType::f16, d, 90) == "f16-wgmma");
+    // Hopper: the warp-specialized family where it measured faster, the wgmma family where it serves (fp16/bf16,
+    // multiples of 64), else mma.sync.
+    for (int d : {64, 128, 192}) {
+        CHECK(family(DType::bf16, d, 90) == "f16-ws");
+        CHECK(family(DType::f16, d, 90) == "f16-ws");
     }
+    CHECK(family(DType::bf16, 256, 90) == "f16-wgmma");  // not causal
+    CHECK(kernel_family_for({DType::bf16, 256, true, 4096, 4096}, 90) == "f16-ws");
+    CHECK(kernel_family_for({DType::bf16, 64, false, 1024, 1024}, 90) == "f16-wgmma");  // short keys
     for (int d : {8, 40, 96, 160, 248}) CHECK(family(DType::bf16, d, 90) == "f16-mma");
     // Other GPUs of sm_80 and newer: mma.sync for every fp16/bf16 head dim.
     for (int cc : {80, 86, 89, 100, 120}) CHECK(family(DType::f16, 128, cc) == "f16-mma");

@@ -57,6 +57,7 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
         {1, 1, 1, 40, 90, 256, false, Layout::bshd},
         {1, 1, 1, 10, 0, 32, false, Layout::bshd},
         {1, 2, 2, 128, 192, 96, true, Layout::bhsd},   // fp16/bf16 without bounds checks
+        {1, 4, 2, 200, 330, 256, true, Layout::bshd},  // sm_90: the warp-specialized kernel, ragged, GQA
     };
     for (const Case& c : cases) check_case_all_dtypes(c, rng);
 }

@@ -1,8 +1,8 @@
 // Family "f16-ws": the warp-specialized Hopper forward (kernel_sources/attention_f16_ws.cu), fp16 and bf16, head dims
-// 64, 128, 192 and 256, sm_90 only (compiled for sm_90a): a TMA producer warpgroup and two consumer warpgroups.
-// A first version: last in priority and out of the sweep, so only a forced tile (`attention(args, stream, tile)`,
-// the tests) runs it until it is measured. Tiles are spelled "128x128w12s2-ws": 128 query rows, keys per step,
-// 12 warps (three warpgroups), the K/V ring's depth.
+// 64, 128, 192 and 256, sm_90 only (compiled for sm_90a): a TMA producer warpgroup and two consumer warpgroups that
+// take turns at the tensor cores. Ahead of f16-wgmma wherever it measured faster (serves(), bench/NOTES.md
+// "Warp-specialized Hopper forward"). Tiles are spelled "128x128w12s3-ws": 128 query rows, keys per step, 12 warps
+// (three warpgroups), the K/V ring's depth.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -41,13 +41,24 @@ CUtensorMap tensor_map(const void* base, const Strides& strides, int batch, int 
 class F16WsFamily final : public KernelFamily {
 public:
     const char* name() const override { return "f16-ws"; }
-    int priority() const override { return 40; }
+    int priority() const override { return 8; }  // after the decode families, ahead of f16-wgmma
 
     bool accepts(DType dtype, int head_dim) const override {
         return accepts_dtype(dtype) && head_dim % 64 == 0 && head_dim >= 64 && head_dim <= 256;
     }
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
     bool runs_on(int cc) const override { return cc == 90; }
+    // Where it beats f16-wgmma on an H200 (bf16, FlashAttention protocol, TFLOP/s at N 512 / 2k / 16k):
+    //   d 128: everywhere (full 429 / 602 / 677 against 345 / 438 / 471; causal 273 / 490 / 680 against
+    //          231 / 363 / 472);
+    //   d 256: causal (290 / 452 / 610 against 263 / 401 / 540); not full (393 / 490 / 518 against 387 / 505 / 551);
+    //   d 64: long keys only (16k: 444 / 436 against 408 / 394; 512: 294 / 187 against 329 / 244).
+    bool serves(const ProblemClass& p, int cc) const override {
+        if (!KernelFamily::serves(p, cc)) return false;
+        if (p.head_dim == 64) return p.seqlen_k >= 4096;
+        if (p.head_dim == 256) return p.causal;
+        return true;
+    }
     void check_args(const AttentionArgs& args) const override { check_f16_args(args); }
 
     bool owns(const TileConfig& t) const override { return t.variant == "ws"; }
@@ -55,13 +66,23 @@ public:
         return owns(t) && t.block_m == ws_layout::kBlockM && t.warps == kWarps &&
                ws_layout::legal(t.block_n, head_dim, t.stages);
     }
-    std::vector<TileConfig> sweep_tiles(int) const override { return {}; }  // until measured
-    std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
+    // 64, 128 or 192 keys per step, a 2- to 4-deep ring, where shared memory allows.
+    std::vector<TileConfig> sweep_tiles(int head_dim) const override {
         std::vector<TileConfig> out;
-        for (int block_n : {128, 64})
-            for (int stages : {2, 3})
-                if (ws_layout::legal(block_n, p.head_dim, stages))
+        for (int block_n : {64, 128, 192})
+            for (int stages : {2, 3, 4})
+                if (ws_layout::legal(block_n, head_dim, stages))
                     out.push_back({ws_layout::kBlockM, block_n, kWarps, stages, "ws"});
+        return out;
+    }
+    // d 64 / 128: 128 keys, 3 stages (d 128, 16k: 677 full against 657 with 2 stages and 563 with 64 keys);
+    // d 192 / 256: 64 keys (the largest that fits), as many stages as fit.
+    std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
+        if (p.head_dim <= 128)
+            return {{ws_layout::kBlockM, 128, kWarps, 3, "ws"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws"}};
+        std::vector<TileConfig> out;
+        for (int stages : {3, 2})
+            if (ws_layout::legal(64, p.head_dim, stages)) out.push_back({ws_layout::kBlockM, 64, kWarps, stages, "ws"});
         return out;
     }
     bool has_even_variant() const override { return false; }
@@ -79,8 +100,8 @@ public:
     void launch_kernel(const AttentionKernelSpec& spec, const Kernel& kernel, const LaunchConfig& config,
                        const AttentionParams& params, const AttentionArgs& a) const override {
         const int block_n = spec.tile.block_n;
-        const CUtensorMap q = tensor_map(a.q, a.q_strides, a.batch, a.heads_q, a.seqlen_q, a.head_dim,
-                                         ws_layout::kBlockM);
+        const CUtensorMap q =
+            tensor_map(a.q, a.q_strides, a.batch, a.heads_q, a.seqlen_q, a.head_dim, ws_layout::kBlockM);
         const CUtensorMap k = tensor_map(a.k, a.k_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n);
         const CUtensorMap v = tensor_map(a.v, a.v_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n);
         launch(kernel, config, params, q, k, v);
