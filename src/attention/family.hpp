@@ -2,8 +2,9 @@
 // between families. Families register themselves (register_family); attention(), validation, the tile chooser,
 // the tuning file, warmup and the sweep iterate the registry and never branch on which family runs.
 //
-// Choosing: families are asked in ascending priority(); the first whose serves(problem, cc) is true runs the
-// problem. Built-in order: decode-wgmma (4), decode (5), f16-ws (8), f16-wgmma (10), f16-mma (20), fp32 (30).
+// Choosing: families are asked in ascending priority(); the first whose chosen_for(problem, cc) is true runs the
+// problem (serves() unless a family narrows it to where it measured fastest; a forced or tuned tile runs wherever its
+// family serves the problem). Built-in order: decode-wgmma (4), decode (5), f16-ws (8), f16-wgmma (10), f16-mma (20), fp32 (30).
 #pragma once
 
 #include <array>
@@ -59,6 +60,9 @@ public:
     virtual bool serves(const ProblemClass& problem, int cc) const {
         return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && !problem.seqused_k;
     }
+    // Whether the chooser runs `problem` with this family when no tile is forced or tuned: serves() unless the family
+    // is only faster than the next one on part of what it serves.
+    virtual bool chosen_for(const ProblemClass& problem, int cc) const { return serves(problem, cc); }
     // Preconditions beyond validate_problem() and validate_tensors() (alignment, stride multiples, scale sign): throws
     // InvalidArgument naming the argument. Runs on every call: must not allocate unless it throws.
     virtual void check_args(const AttentionArgs& args) const = 0;
@@ -113,6 +117,8 @@ const AcceptingFamilies& families_accepting(DType dtype, int head_dim);
 std::shared_ptr<const KernelFamily> family_owning(const TileConfig& tile);
 // The first family that serves `problem` on `cc`, or null.
 std::shared_ptr<const KernelFamily> family_serving(const ProblemClass& problem, int cc);
+// The first family chosen_for `problem` on `cc` (the one attention() runs without a forced tile), or null.
+std::shared_ptr<const KernelFamily> family_chosen(const ProblemClass& problem, int cc);
 
 // The kernels' name for `dtype`'s element type: "float", "fa_jit::half_t" or "fa_jit::bf16_t".
 const char* kernel_element_type(DType dtype);

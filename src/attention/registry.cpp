@@ -84,6 +84,12 @@ std::shared_ptr<const KernelFamily> family_serving(const ProblemClass& problem, 
     return nullptr;
 }
 
+std::shared_ptr<const KernelFamily> family_chosen(const ProblemClass& problem, int cc) {
+    for (auto& f : registered_families())
+        if (f->chosen_for(problem, cc)) return f;
+    return nullptr;
+}
+
 const char* kernel_element_type(DType dtype) {
     switch (dtype) {
         case DType::f32:

@@ -78,7 +78,7 @@ bool tile_runs_on(const TileConfig& tile, int cc) {
 TileConfig default_tile_config(int cc, const ProblemClass& problem) {
     std::vector<TileConfig> first_candidates;
     for (const auto& f : registered_families()) {
-        if (!f->serves(problem, cc)) continue;
+        if (!f->chosen_for(problem, cc)) continue;
         std::vector<TileConfig> candidates = f->preferred_tiles(cc, problem);
         for (const TileConfig& t : candidates) {
             const AttentionKernelSpec spec{problem.dtype, problem.head_dim, problem.causal, t};
@@ -98,7 +98,7 @@ std::vector<std::string> kernel_families() {
 }
 
 std::string kernel_family_for(const ProblemClass& problem, int cc) {
-    const auto f = family_serving(problem, cc);
+    const auto f = family_chosen(problem, cc);
     if (!f) throw_unserved(problem, cc);
     return f->name();
 }

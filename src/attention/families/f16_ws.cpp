@@ -1,6 +1,6 @@
 // Family "f16-ws": the warp-specialized Hopper forward (kernel_sources/attention_f16_ws.cu), fp16 and bf16, head dims
 // 64, 128, 192 and 256, sm_90 only (compiled for sm_90a): a TMA producer warpgroup and two consumer warpgroups that
-// take turns at the tensor cores. Ahead of f16-wgmma wherever it measured faster (serves(), bench/NOTES.md
+// take turns at the tensor cores. Chosen ahead of f16-wgmma wherever it measured faster (chosen_for(), bench/NOTES.md
 // "Warp-specialized Hopper forward"). Tiles are spelled "128x128w12s3-ws": 128 query rows, keys per step, 12 warps
 // (three warpgroups), the K/V ring's depth.
 #include <fmt/format.h>
@@ -52,9 +52,10 @@ public:
     //   d 128: everywhere (full 429 / 602 / 677 against 345 / 438 / 471; causal 273 / 490 / 680 against
     //          231 / 363 / 472);
     //   d 256: causal (290 / 452 / 610 against 263 / 401 / 540); not full (393 / 490 / 518 against 387 / 505 / 551);
+    //   d 192 (B 4, H 16, N 4096): 665 full, 587 causal against 453 / 399;
     //   d 64: long keys only (16k: 444 / 436 against 408 / 394; 512: 294 / 187 against 329 / 244).
-    bool serves(const ProblemClass& p, int cc) const override {
-        if (!KernelFamily::serves(p, cc)) return false;
+    bool chosen_for(const ProblemClass& p, int cc) const override {
+        if (!serves(p, cc)) return false;
         if (p.head_dim == 64) return p.seqlen_k >= 4096;
         if (p.head_dim == 256) return p.causal;
         return true;
