@@ -12,7 +12,8 @@ not flatter) and checked against a reference before it is timed.
 symbols) and times it next to this one on the same inputs: the "base" and "new/base" columns.
 
 Accuracy yardstick: the relative error against float64 of SDPA's flash backend (FlashAttention-2) for fp16/bf16,
-of its efficient backend for fp32 (flash has no fp32), on the same inputs and rows.
+of its efficient backend for fp32 (flash has no fp32), on the same inputs and rows. FlashAttention-4 joins the
+fp16/bf16 prefill rows when importable (see below; BSHD copies of the inputs); "best" is fa-jit / max(cuDNN, FA4).
 
 Decode (KV-cache) rows, instead of the prefill rows:
 
@@ -217,9 +218,10 @@ def time_builds(builds, sets, o, causal, code, args):
     return [statistics.median(ms) for ms in per_build]
 
 
-def run_dtype(args, fa, dtype_name, base=None):
+def run_dtype(args, fa, dtype_name, base=None, fa4=None):
     dtype, code = DTYPES[dtype_name]
-    peers = ["efficient"] if dtype_name == "fp32" else ["flash", "cudnn", "efficient"]
+    peers = ["efficient"] if dtype_name == "fp32" else ["flash", "cudnn", "efficient"] + (["fa4"] if fa4 else [])
+    fastest = [p for p in ("cudnn", "fa4") if p in peers]  # the peers the "best" column holds fa-jit to
     yardstick = peers[0]  # the SDPA backend whose error ours is held to (within 1.5x)
     tol = {"fp32": 1e-4, "fp16": 3e-3, "bf16": 2e-2}[dtype_name]
     print(f"# dtype {dtype_name}", flush=True)
@@ -259,12 +261,20 @@ def run_dtype(args, fa, dtype_name, base=None):
             row["base_tflops"] = flops / times[1] / 1e9 if ok and base_ok else None
         for peer in peers:
             try:
-                with sdpa_kernel(PEERS[peer]):
-                    ms = time_ms(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal), sets,
-                                 args.warmup, args.reps)
+                if peer == "fa4":  # BSHD copies (FA4's layout), not timed; its error on the same rows for the record
+                    bshd = [tuple(x.transpose(1, 2).contiguous() for x in s) for s in sets]
+                    row["fa4_rel_err"] = rel_err(fa4(*bshd[0], causal).transpose(1, 2), ref, rows)
+                    ms = time_ms(lambda q, k, v: fa4(q, k, v, causal), bshd, args.warmup, args.reps)
+                    del bshd
+                else:
+                    with sdpa_kernel(PEERS[peer]):
+                        ms = time_ms(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                                     sets, args.warmup, args.reps)
                 row[f"{peer}_tflops"] = flops / ms / 1e9
             except RuntimeError:  # the backend does not support this dtype or shape
                 row[f"{peer}_tflops"] = None
+        best = max((row[f"{p}_tflops"] or 0 for p in fastest), default=0)
+        row["best_ratio"] = row["fa_jit_tflops"] / best if best and row["fa_jit_tflops"] else None
         results.append(row)
         peer_text = "  ".join(f"{peer} {row[f'{peer}_tflops'] or 0:7.1f}" for peer in peers)
         base_text = f"base {row['base_tflops'] or 0:7.1f}  " if base else ""
@@ -275,7 +285,8 @@ def run_dtype(args, fa, dtype_name, base=None):
 
     print(f"\n{'shape':10s} {'B':>3s} {'H':>3s} {'N':>6s} {'d':>4s} {'causal':>6s} {'fa-jit':>8s} " +
           (f"{'base':>8s} {'new/base':>8s} " if base else "") +
-          " ".join(f"{p:>9s} {'ratio':>6s}" for p in peers) + f"  err/{yardstick}   ({dtype_name}, TFLOP/s)")
+          " ".join(f"{p:>9s} {'ratio':>6s}" for p in peers) + (" best" if fastest else "") +
+          f"  err/{yardstick}   ({dtype_name}, TFLOP/s)")
     for r in results:
         line = (f"{r['shape']:10s} {r['batch']:3d} {r['heads']:3d} {r['seqlen']:6d} {r['head_dim']:4d} "
                 f"{int(r['causal']):6d} {r['fa_jit_tflops'] or 0:8.1f} ")
@@ -286,7 +297,14 @@ def run_dtype(args, fa, dtype_name, base=None):
             t = r[f"{peer}_tflops"]
             ratio = (r["fa_jit_tflops"] or 0) / t if t else float("nan")
             line += f"{t or 0:9.1f} {ratio:6.2f} "
+        if fastest:
+            line += f"{r['best_ratio'] or float('nan'):5.2f}"
         print(line + f" {r['fa_jit_rel_err'] / r[f'{yardstick}_rel_err']:9.2f}")
+    ratios = [r["best_ratio"] for r in results if r.get("best_ratio")]
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        print(f"\nfa-jit / max({', '.join(fastest)}) over {len(ratios)} rows: min {min(ratios):.2f}, geometric mean "
+              f"{geo:.2f}, max {max(ratios):.2f}", flush=True)
     return results
 
 
@@ -768,10 +786,9 @@ def main():
     base = FaJit(args.baseline_lib) if args.baseline_lib else None
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
     results = []
+    fa4 = Fa4(args.fa4_site, args.no_fa4)
+    print(f"# FlashAttention-4: {fa4.version + ', num_splits=%d' % fa4.num_splits if fa4 else fa4.why}", flush=True)
     if decode:
-        fa4 = Fa4(args.fa4_site, args.no_fa4)
-        print(f"# FlashAttention-4: {fa4.version + ', num_splits=%d' % fa4.num_splits if fa4 else fa4.why}",
-              flush=True)
         builds = [("fa-jit", fa)] + ([("base", base)] if base else [])
         for dtype_name in args.dtype:
             if args.decode:
@@ -780,7 +797,7 @@ def main():
                 results += run_ragged(args, builds, fa4, dtype_name)
     else:
         for dtype_name in args.dtype:
-            results += run_dtype(args, fa, dtype_name, base)
+            results += run_dtype(args, fa, dtype_name, base, fa4)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
