@@ -3,22 +3,28 @@
 //
 //   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
-//                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap k_map,
-//                                        const __grid_constant__ TensorMap v_map);
+//                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
+//                                        k_map, const __grid_constant__ TensorMap v_map);
 //
-// Launch: grid (ceil(seqlen_q / 128), heads_q, batch), block 384 threads, dynamic shared memory
-// ws_layout::smem_bytes(kBlockN, kHeadDim, kStages).
+// Launch: block 384 threads, dynamic shared memory ws_layout::smem_bytes(kBlockN, kHeadDim, kStages). Without the
+// causal mask (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b + gridDim.x, ... in
+// tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2). Under the causal mask one
+// tile per block, grid (ceil(seqlen_q / 128), heads_q, batch), heavy tiles first (tile/coords.cuh, block_index): tiles
+// differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin (bench/NOTES.md).
 // Maps (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence, heads,
 // batch), innermost first, with its strides; boxes of 64 columns x 128 rows (Q) or kBlockN rows (K, V) with the
 // 128-byte swizzle, so that one box is one [rows][64] column block of the wgmma layout (tile/swizzle.cuh,
 // Swizzle128B). Rows past a sequence's end arrive as zeros.
 //
-// Warpgroup 0 produces: one thread loads Q once and K / V tile by tile into a kStages ring, each stage guarded by
-// three mbarriers: K full and V full (transaction bytes: the tile landed) and empty (all 8 consumer warps are done
-// with it). The warpgroup then keeps 24 registers and gives the rest to the consumers (240 each). Warpgroups 1 and 2 each
-// compute 64 of the 128 query rows as the wgmma kernel does (tile/wgmma_gemms.cuh: S = Q K^T from shared memory,
-// online softmax in registers, O += P V with P in registers), waiting only on the barriers: no block barrier in the
-// main loop. The two consumers take turns at the tensor cores (ping-pong): one's softmax overlaps the other's GEMMs.
+// Warpgroup 0 produces: one thread loads each tile's Q and its K / V tiles into a kStages ring that runs on across
+// tiles, each stage guarded by three mbarriers: K full and V full (transaction bytes: the tile landed) and empty (all
+// 8 consumer warps are done with it); Q has full and empty barriers of its own. The warpgroup then keeps 24 registers
+// and gives the rest to the consumers (240 each). Warpgroups 1 and 2 each compute 64 of the 128 query rows
+// (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online softmax in registers, O += P V with P in registers),
+// waiting only on the barriers: no block barrier after the start. The two consumers take turns at the tensor cores
+// (ping-pong): one's softmax overlaps the other's GEMMs. Q is released as soon as the tile's last S is computed, and a
+// persistent block's O goes to global memory straight from the registers, so the next tile's Q and K / V load during
+// the last P V and the epilogue.
 #pragma once
 
 #include "attention_params.cuh"
@@ -62,18 +68,26 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const unsigned sK = sQ + kQBytes;                                    // stage s at sK + s * kKVBytes
     const unsigned sV = sK + kStages * kKVBytes;
     const unsigned q_full = sV + kStages * kKVBytes;
-    const auto k_full = [&](int s) { return q_full + 8u * (1 + s); };
-    const auto v_full = [&](int s) { return q_full + 8u * (1 + kStages + s); };
-    const auto kv_empty = [&](int s) { return q_full + 8u * (1 + 2 * kStages + s); };
+    const unsigned q_empty = q_full + 8u;
+    const auto k_full = [&](int s) { return q_full + 8u * (2 + s); };
+    const auto v_full = [&](int s) { return q_full + 8u * (2 + kStages + s); };
+    const auto kv_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
 
-    const BlockIndex bi = block_index<kBlockM, kCausal>(p);
-    const int m0 = bi.m0;
-    const int n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);  // visited last tile first
+    // At d 256 the persistent loop's registers do not fit beside O's 128 (ptxas spills 40 bytes): one tile per block.
+    constexpr bool kPersistent = ws_layout::persistent(kCausal, kHeadDim);
+    // This block's tiles: first, first + step, ... below end.
+    const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
+    const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
+    const int end = kPersistent ? tile_count<kBlockM>(p) : 1;
+    const auto block_at = [&](int tile) {
+        return kPersistent ? tile_at<kBlockM>(p, tile) : block_index<kBlockM, kCausal>(p);
+    };
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
 
     if (threadIdx.x == 0) {
         mbarrier::init(q_full, 1);
+        mbarrier::init(q_empty, kConsumerWarps);
         for (int s = 0; s < kStages; ++s) {
             mbarrier::init(k_full(s), 1);
             mbarrier::init(v_full(s), 1);
@@ -86,18 +100,24 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     // ---- producer ---------------------------------------------------------------------------------------------------
     if (warp < 4) {
         warpgroup::release_registers<24>();
-        if (threadIdx.x == 0 && n_block_max > 0) {
-            tma::prefetch_map(k_map);
-            tma::prefetch_map(v_map);
+        if (threadIdx.x != 0) return;
+        tma::prefetch_map(q_map);
+        tma::prefetch_map(k_map);
+        tma::prefetch_map(v_map);
+        int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
+        for (int tile = first; tile < end; tile += step) {
+            const BlockIndex bi = block_at(tile);
+            const int n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, bi.m0);
+            if (n_block_max == 0) continue;
+            mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
             mbarrier::arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
             for (int dc = 0; dc < kDBlocks; ++dc)
-                tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, m0, bi.head, bi.batch, q_full);
-            for (int it = 0; it < n_block_max; ++it) {
-                const int s = it % kStages;
-                const unsigned phase = (it / kStages) & 1u;
+                tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, bi.m0, bi.head, bi.batch, q_full);
+            for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
+                const int s = kv_loads % kStages;
                 const int n0 = (n_block_max - 1 - it) * kBlockN;
-                mbarrier::wait(kv_empty(s), phase ^ 1u);  // the first trip finds every stage empty
+                mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);  // the first trip finds it empty
                 mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
                 for (int dc = 0; dc < kDBlocks; ++dc)
@@ -113,94 +133,125 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         return;
     }
 
-    // ---- consumers ----------------------------------------------------------------------------------------------------
+    // ---- consumers
+    // ----------------------------------------------------------------------------------------------------
     warpgroup::claim_registers<240>();
     const float kNegInf = neg_inf_f32();
-    const int cw = warp - 4;               // consumer warp 0..7
-    const int warp_row0 = cw * 16;         // its 16 rows of the block's 128
-    const int wg_row0 = (cw / 4) * 64;     // its warpgroup's 64 rows (the A operand of S)
+    const int cw = warp - 4;        // consumer warp 0..7
+    const int warp_row0 = cw * 16;  // its 16 rows of the block's 128
+    const int wg = cw / 4;          // consumer warpgroup 0 or 1
+    const int wg_row0 = wg * 64;    // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
     const int t = lane % 4;
-
-    float acc_o[kDBlocks][8][4];
-    clear_accumulator(acc_o);
-    float m_i[2] = {kNegInf, kNegInf};
-    float l_i[2] = {0.f, 0.f};
-
-    // Ping-pong: a warpgroup issues its GEMMs only in its turn (named barrier 1 + wg) and hands the turn over as soon
-    // as they are issued, so the tensor cores run one warpgroup's GEMMs while the other computes its softmax. A turn
-    // holds P V of the previous tile and S of the next one, back to back.
-    const int wg = cw / 4;
-    const auto take_turn = [&] { warpgroup::sync(1 + wg, 256); };
-    const auto pass_turn = [&] { warpgroup::arrive(2 - wg, 256); };
-    const auto softmax = [&](float (&acc_s)[kNTilesS][4], int n0, unsigned (&p_frag)[kNTilesS][2], float (&alpha)[2]) {
-        if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
-            mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
-        online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
-                       [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
-    };
     constexpr int kQkN = kBlockN % 128 == 0 ? 128 : 64;  // keys per S instruction
     constexpr int kPvN = 64;  // output columns per P V chunk: 128 measured no faster at d 128, spills at d 256
     constexpr bool kPvPipelined = kHeadDim < 256;  // at d 256, O's 128 registers leave no room for two chunks
 
-    if (n_block_max > 0) {
-        if (wg == 1) pass_turn();  // warpgroup 0 goes first
-        unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t + 1) of row g + 8h
-        float alpha[2];
-        mbarrier::wait(q_full, 0);
-        mbarrier::wait(k_full(0), 0);
-        {
-            float acc_s[kNTilesS][4];
-            take_turn();
-            issue_qk<kBf16, kBlockM, kBlockN, kHeadDim, kQkN>(acc_s, sQ, wg_row0, sK);
-            pass_turn();
-            wgmma::wait<0>();
-            wgmma::hold(acc_s);
-            softmax(acc_s, (n_block_max - 1) * kBlockN, p_frag, alpha);
-        }
-        for (int it = 1; it < n_block_max; ++it) {
-            // P V of tile it - 1 (stage sp), then S of tile it (stage s). Every wgmma is issued on every trip (no
-            // wgmma under a condition: ptxas would serialize them all).
-            const int sp = (it - 1) % kStages;
-            const int s = it % kStages;
-            mbarrier::wait(v_full(sp), ((it - 1) / kStages) & 1u);
-            mbarrier::wait(k_full(s), (it / kStages) & 1u);
+    // Ping-pong: a warpgroup issues its GEMMs only in its turn (named barrier 1 + wg) and hands the turn over as soon
+    // as they are issued. A turn holds P V of the previous key tile and S of the next one, back to back. Turns
+    // alternate across the block's tiles; warpgroup 1 hands over before the first and not after the last.
+    const auto take_turn = [&] { warpgroup::sync(1 + wg, 256); };
+    const auto pass_turn = [&] { warpgroup::arrive(2 - wg, 256); };
+    int q_loads = 0, kv_loads = 0;
+    for (int tile = first; tile < end; tile += step) {
+        const BlockIndex bi = block_at(tile);
+        const int m0 = bi.m0;
+        const int n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);  // visited last tile first
+
+        float acc_o[kDBlocks][8][4];
+        clear_accumulator(acc_o);
+        float m_i[2] = {kNegInf, kNegInf};
+        float l_i[2] = {0.f, 0.f};
+        const auto softmax = [&](float(&acc_s)[kNTilesS][4], int n0, unsigned(&p_frag)[kNTilesS][2], float(&alpha)[2]) {
+            if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
+                mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
+            online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
+                           [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
+        };
+        // The tile's last S has been computed: Q may take the next tile's rows.
+        const auto release_q = [&] {
+            if (lane == 0) mbarrier::arrive(q_empty);
+        };
+
+        if (n_block_max > 0) {
+            if (wg == 1 && tile == first) pass_turn();  // warpgroup 0 goes first
+            unsigned p_frag[kNTilesS][2];               // P as T pairs: [nt][h] = columns (2t, 2t + 1) of row g + 8h
+            float alpha[2];
+            mbarrier::wait(q_full, q_loads++ & 1u);
+            const int kv0 = kv_loads;
+            mbarrier::wait(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
+            {
+                float acc_s[kNTilesS][4];
+                take_turn();
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDim, kQkN>(acc_s, sQ, wg_row0, sK + (kv0 % kStages) * kKVBytes);
+                pass_turn();
+                wgmma::wait<0>();
+                wgmma::hold(acc_s);
+                if (n_block_max == 1) release_q();
+                softmax(acc_s, (n_block_max - 1) * kBlockN, p_frag, alpha);
+            }
+            for (int it = 1; it < n_block_max; ++it) {
+                // P V of key tile it - 1 (stage sp), then S of key tile it (stage s). Every wgmma is issued on every
+                // trip (no wgmma under a condition: ptxas would serialize them all).
+                const int sp = (kv0 + it - 1) % kStages;
+                const int s = (kv0 + it) % kStages;
+                mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
+                mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
+                take_turn();
+                wgmma_pv<kBf16, kBlockN, kHeadDim, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+                __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
+                if (lane == 0) mbarrier::arrive(kv_empty(sp));
+                float acc_s[kNTilesS][4];
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDim, kQkN>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
+                pass_turn();
+                wgmma::wait<0>();
+                wgmma::hold(acc_s);
+                if (it == n_block_max - 1) release_q();
+                softmax(acc_s, (n_block_max - 1 - it) * kBlockN, p_frag, alpha);
+            }
+            // P V of the last key tile.
+            const int sp = (kv0 + n_block_max - 1) % kStages;
+            mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
             wgmma_pv<kBf16, kBlockN, kHeadDim, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
-            __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
+            __syncwarp();
             if (lane == 0) mbarrier::arrive(kv_empty(sp));
-            float acc_s[kNTilesS][4];
-            issue_qk<kBf16, kBlockM, kBlockN, kHeadDim, kQkN>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
-            pass_turn();
-            wgmma::wait<0>();
-            wgmma::hold(acc_s);
-            softmax(acc_s, (n_block_max - 1 - it) * kBlockN, p_frag, alpha);
+            // None after warpgroup 1's last turn: nobody would wait for it. Every tile of a persistent block has keys
+            // (without the causal mask all see the same keys), and a causal block has one tile.
+            if (wg == 0 || tile + step < end) pass_turn();
+            kv_loads += n_block_max;
         }
-        // P V of the last tile.
-        const int sp = (n_block_max - 1) % kStages;
-        mbarrier::wait(v_full(sp), ((n_block_max - 1) / kStages) & 1u);
-        take_turn();
-        wgmma_pv<kBf16, kBlockN, kHeadDim, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
-        __syncwarp();
-        if (lane == 0) mbarrier::arrive(kv_empty(sp));
-        if (wg == 0) pass_turn();  // warpgroup 1's would be an arrival nobody waits for
-    }
 
-    // ---- epilogue (as attention_f16_wgmma.cu): O staged in this warp's own Q rows, which only its warpgroup's
-    // completed wgmmas read, then 16-byte stores; rows past seqlen_q are not stored -------------------------------------
-    const TensorBases<unsigned short> bc = tensor_bases<unsigned short>(p, bi);
-    __syncwarp();
-    const unsigned o_stage = sQ + (warp_row0 + g) * 128u + 4u * t;  // row & 7 == g: chunk nt lives at nt ^ g
+        // ---- epilogue: O / l and LSE; rows past seqlen_q are not stored, a row without keys gets O = 0 and
+        // LSE = -inf. A block with one tile stages O in its warps' own Q rows (read only by their warpgroup's
+        // completed wgmmas) for 16-byte stores; a persistent block's shared memory already holds the next tile's Q,
+        // so O goes straight from the registers.
+        const TensorBases<unsigned short> bc = tensor_bases<unsigned short>(p, bi);
+        if constexpr (kPersistent) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const RowTotals rt = row_totals(l_i[h]);
-        const int row = m0 + warp_row0 + h * 8 + g;
-        stage_o_row_sw128<kBf16, kBlockM>(o_stage, h, g, acc_o, rt.inv_l);
-        if (bc.lse != nullptr && t == 0 && row < p.seqlen_q) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
+            for (int h = 0; h < 2; ++h) {
+                const RowTotals rt = row_totals(l_i[h]);
+                const int row = m0 + warp_row0 + h * 8 + g;
+                if (row < p.seqlen_q) {
+                    store_o_row<kBf16>(bc.o + row * p.o_row_stride + 2 * t, h, acc_o, rt.inv_l);
+                    if (bc.lse != nullptr && t == 0) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
+                }
+            }
+        } else {
+            __syncwarp();
+            const unsigned o_stage = sQ + (warp_row0 + g) * 128u + 4u * t;  // row & 7 == g: chunk nt at nt ^ g
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const RowTotals rt = row_totals(l_i[h]);
+                const int row = m0 + warp_row0 + h * 8 + g;
+                stage_o_row_sw128<kBf16, kBlockM>(o_stage, h, g, acc_o, rt.inv_l);
+                if (bc.lse != nullptr && t == 0 && row < p.seqlen_q) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
+            }
+            __syncwarp();
+            store_rows_16b<Swizzle128B<kBlockM>, 16, kHeadDim, false>(sQ, warp_row0, bc.o, p.o_row_stride,
+                                                                      m0 + warp_row0, p.seqlen_q, lane);
+        }
     }
-    __syncwarp();
-    store_rows_16b<Swizzle128B<kBlockM>, 16, kHeadDim, false>(sQ, warp_row0, bc.o, p.o_row_stride, m0 + warp_row0,
-                                                             p.seqlen_q, lane);
 }
 
 }  // namespace fa_jit

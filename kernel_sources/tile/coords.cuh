@@ -38,6 +38,21 @@ __device__ __forceinline__ BlockIndex block_index(const AttentionParams& p) {
     return {m_block * kBlockM, head, batch, head_kv};
 }
 
+// Persistent kernels (without the causal mask, where every tile costs the same): block b takes tiles b, b + gridDim.x,
+// ... numbered query tile fastest, then head, then batch (tile_at), so that the blocks running at once work on one
+// head's K / V (and its GQA group's) while it sits in L2.
+template <int kBlockM>
+__device__ __forceinline__ int tile_count(const AttentionParams& p) {
+    return (p.seqlen_q + kBlockM - 1) / kBlockM * p.heads_q * p.batch;  // the host keeps this below 2^31
+}
+template <int kBlockM>
+__device__ __forceinline__ BlockIndex tile_at(const AttentionParams& p, int tile) {
+    const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
+    const int head_batch = tile / m_blocks;
+    const int head = head_batch % p.heads_q;
+    return {tile % m_blocks * kBlockM, head, head_batch / p.heads_q, head / p.group_size};
+}
+
 template <typename E>  // E: the element storage type (float, or unsigned short for fp16 / bf16 bits)
 struct TensorBases {
     const E* q;  // Q[batch][head], row 0

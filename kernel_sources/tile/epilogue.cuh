@@ -37,6 +37,20 @@ __device__ __forceinline__ void stage_o_row_sw128(unsigned o_stage, int h, int g
                                pack2<kBf16>(acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l));
 }
 
+// Row g + 8h of a warp's O (acc_o[64-column block][n-tile][4]) times inv_l, straight to global memory at o_row (the
+// row's element 2t): 4-byte T pairs, each quad writing 16 contiguous bytes per n-tile. For kernels whose shared memory
+// is already taken by the next tile.
+template <bool kBf16, int kBlocks>
+__device__ __forceinline__ void store_o_row(unsigned short* o_row, int h, const float (&acc_o)[kBlocks][8][4],
+                                            float inv_l) {
+#pragma unroll
+    for (int dc = 0; dc < kBlocks; ++dc)
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+            *reinterpret_cast<unsigned*>(o_row + dc * 64 + nt * 8) =
+                pack2<kBf16>(acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l);
+}
+
 // LSE in natural log from the running max m (log2 units) and the row totals; -inf for a row that saw no key.
 __device__ __forceinline__ float row_lse(float m, const RowTotals& r, float neg_inf) {
     return r.any ? (m + ptx::log2_approx(r.l)) * 0.69314718055994531f : neg_inf;  // ln 2

@@ -40,16 +40,37 @@ __device__ __forceinline__ void wgmma_qk(float (&acc_s)[kBlockN / 8][4], unsigne
     wgmma::hold(acc_s);
 }
 
+// Issues the P V product of one kChunkN-column chunk (64 or 128) of the V tile, whose first column block is at
+// sV_chunk, into a fresh accumulator pv, and commits it as one group. P is the register A operand (p_frag[nt][h]:
+// columns 2t, 2t + 1 of row g + 8h as a T pair); V is MN-major, transposed by the tensor core (LBO: one 64-column block
+// to the next, kBlockN rows apart).
+template <bool kBf16, int kBlockN, int kChunkN>
+__device__ __forceinline__ void issue_pv_chunk(float (*pv)[4], const unsigned (&p_frag)[kBlockN / 8][2],
+                                               unsigned sV_chunk) {
+    static_assert(kChunkN == 64 || kChunkN == 128, "64 or 128 columns per chunk");
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kBlockN / 16; ++kc) {
+        // A fragment of P for keys 16kc..16kc+15: n-tiles 2kc (a0, a1) and 2kc + 1 (a2, a3). V rows 16kc..: two 8-row
+        // groups of 1024 bytes.
+        const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0], p_frag[2 * kc + 1][1]};
+        const unsigned long long b = wgmma::desc_sw128(sV_chunk + kc * (16 * 128u), kBlockN * 128u, 1024);
+        if constexpr (kChunkN == 128)
+            wgmma::mma_rs_bt_n128<kBf16>(pv, a, b, kc > 0);
+        else
+            wgmma::mma_rs_bt<kBf16>(pv, a, b, kc > 0);
+    }
+    wgmma::commit();
+}
+
 // O = O * alpha + P V for the V tile at sV, kChunkN (64 or 128) output columns at a time: chunk c computes while
-// chunk c - 1 is added to O. P is the register A operand (p_frag[nt][h]: columns 2t, 2t + 1 of row g + 8h as a T
-// pair); V is MN-major, transposed by the tensor core (LBO: one 64-column block to the next). Each chunk goes into a
-// fresh accumulator and is added to the rescaled O with an ordinary FFMA, so the tensor core's truncating
-// accumulation does not bias long rows. kPipelined = false waits for each chunk before issuing the next: half the
-// accumulator registers, for kernels short of them.
+// chunk c - 1 is added to O. Each chunk goes into a fresh accumulator and is added to the rescaled O with an ordinary
+// FFMA, so the tensor core's truncating accumulation does not bias long rows. kPipelined = false waits for each chunk
+// before issuing the next: half the accumulator registers, for kernels short of them.
 template <bool kBf16, int kBlockN, int kHeadDim, int kChunkN = 64, bool kPipelined = true>
 __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kHeadDim / 64][8][4], const unsigned (&p_frag)[kBlockN / 8][2],
                                          const float (&alpha)[2], unsigned sV) {
-    static_assert((kChunkN == 64 || kChunkN == 128) && kHeadDim % kChunkN == 0, "64 or 128 columns per chunk");
+    static_assert(kHeadDim % kChunkN == 0, "whole chunks");
     constexpr int kChunks = kHeadDim / kChunkN;
     constexpr int kBlocksPerChunk = kChunkN / 64;
     constexpr int kBuffers = kPipelined ? 2 : 1;
@@ -63,20 +84,8 @@ __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kHeadDim / 64][8][4], co
     };
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-        wgmma::fence();
-#pragma unroll
-        for (int kc = 0; kc < kBlockN / 16; ++kc) {
-            // A fragment of P for keys 16kc..16kc+15: n-tiles 2kc (a0, a1) and 2kc + 1 (a2, a3). V rows 16kc..: two
-            // 8-row groups of 1024 bytes inside column block c * kBlocksPerChunk.
-            const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0], p_frag[2 * kc + 1][1]};
-            const unsigned long long b = wgmma::desc_sw128(
-                sV + c * kBlocksPerChunk * (kBlockN * 128u) + kc * (16 * 128u), kBlockN * 128u, 1024);
-            if constexpr (kChunkN == 128)
-                wgmma::mma_rs_bt_n128<kBf16>(pv[c % kBuffers][0], a, b, kc > 0);
-            else
-                wgmma::mma_rs_bt<kBf16>(pv[c % kBuffers][0], a, b, kc > 0);
-        }
-        wgmma::commit();
+        issue_pv_chunk<kBf16, kBlockN, kChunkN>(pv[c % kBuffers][0], p_frag,
+                                                sV + c * kBlocksPerChunk * (kBlockN * 128u));
         if (!kPipelined) {
             wgmma::wait<0>();
             add_chunk(c);

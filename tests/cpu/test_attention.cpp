@@ -189,7 +189,7 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     // fp16/bf16 on sm_90: the warp-specialized kernel where it measured fastest, then the wgmma kernel wherever it
     // serves the head dim (multiples of 64), else mma.sync.
     CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 64, false, 2048, 2048}) == TileConfig{64, 64, 4, 2, "wgmma"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{64, 64, 4, 2, "wgmma"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 64, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 64, 8, 2, "wgmma"});

@@ -132,9 +132,10 @@ TEST_CASE("each family serves its problems and refuses the rest", "[families]") 
     }
     CHECK(family(DType::bf16, 256, 90) == "f16-wgmma");  // not causal
     CHECK(kernel_family_for({DType::bf16, 256, true, 4096, 4096}, 90) == "f16-ws");
-    CHECK(kernel_family_for({DType::bf16, 64, false, 1024, 1024}, 90) == "f16-wgmma");  // short keys
+    CHECK(kernel_family_for({DType::bf16, 64, true, 1024, 1024}, 90) == "f16-wgmma");  // causal, short keys
+    CHECK(kernel_family_for({DType::bf16, 64, false, 1024, 1024}, 90) == "f16-ws");
     // A forced or tuned tile runs wherever its family serves the problem, chosen or not.
-    CHECK(tile_configs({DType::bf16, 64, false, 1024, 1024}, 90).front().variant == "ws");
+    CHECK(tile_configs({DType::bf16, 64, true, 1024, 1024}, 90).front().variant == "ws");
     for (int d : {8, 40, 96, 160, 248}) CHECK(family(DType::bf16, d, 90) == "f16-mma");
     // Other GPUs of sm_80 and newer: mma.sync for every fp16/bf16 head dim.
     for (int cc : {80, 86, 89, 100, 120}) CHECK(family(DType::f16, 128, cc) == "f16-mma");

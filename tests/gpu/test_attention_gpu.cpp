@@ -58,6 +58,7 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
         {1, 1, 1, 10, 0, 32, false, Layout::bshd},
         {1, 2, 2, 128, 192, 96, true, Layout::bhsd},   // fp16/bf16 without bounds checks
         {1, 4, 2, 200, 330, 256, true, Layout::bshd},  // sm_90: the warp-specialized kernel, ragged, GQA
+        {1, 2, 1, 300, 200, 128, false, Layout::bshd},  // and its persistent blocks
     };
     for (const Case& c : cases) check_case_all_dtypes(c, rng);
 }
@@ -118,6 +119,10 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
                 check_case({2, 2, 1, 128, 256, d, false, Layout::bhsd, tile}, DType::bf16, rng);
             }
     check_case({1, 2, 2, 70, 0, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+    // More tiles than SMs: the persistent blocks (no causal mask) loop over several tiles each, the K/V ring and the
+    // warpgroups' turns running on from one tile to the next.
+    check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+    check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
 }
 
 TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {

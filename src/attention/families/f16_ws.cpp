@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "attention/families/f16_args.hpp"
 #include "attention/family.hpp"
+#include "attention/validate.hpp"
 #include "attention_ws_layout.cuh"
 #include "launch/tensor_map.hpp"
 
@@ -48,15 +50,16 @@ public:
     }
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
     bool runs_on(int cc) const override { return cc == 90; }
-    // Where it beats f16-wgmma on an H200 (bf16, FlashAttention protocol, TFLOP/s at N 512 / 2k / 16k):
-    //   d 128: everywhere (full 429 / 602 / 677 against 345 / 438 / 471; causal 273 / 490 / 680 against
+    // Where it beats f16-wgmma on an H200 (bf16, FlashAttention protocol, TFLOP/s at N 512 / 2k / 16k, bench/NOTES.md):
+    //   d 128: everywhere (full 456 / 608 / 666 against 345 / 438 / 471; causal 274 / 488 / 665 against
     //          231 / 363 / 472);
-    //   d 256: causal (290 / 452 / 610 against 263 / 401 / 540); not full (393 / 490 / 518 against 387 / 505 / 551);
     //   d 192 (B 4, H 16, N 4096): 665 full, 587 causal against 453 / 399;
-    //   d 64: long keys only (16k: 444 / 436 against 408 / 394; 512: 294 / 187 against 329 / 244).
+    //   d 256: causal (255 / 430 / 619 against 263 / 401 / 543); not full (365 / 485 / 527 against 385 / 504 / 548);
+    //   d 64: full everywhere (344 / 417 / 451 against 330 / 390 / 409), causal from 4k keys (435 against 393 at 16k;
+    //         184 / 326 against 243 / 343 at 512 / 2k).
     bool chosen_for(const ProblemClass& p, int cc) const override {
         if (!serves(p, cc)) return false;
-        if (p.head_dim == 64) return p.seqlen_k >= 4096;
+        if (p.head_dim == 64) return !p.causal || p.seqlen_k >= 4096;
         if (p.head_dim == 256) return p.causal;
         return true;
     }
@@ -95,6 +98,20 @@ public:
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
+    }
+
+    // Persistent (ws_layout::persistent): one block per SM (or per tile, when fewer), each looping over tiles. Else
+    // one block per tile (under the causal mask tiles differ in cost: the block scheduler balances them).
+    LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
+        LaunchPlan plan = KernelFamily::plan(spec, a, device);
+        if (!ws_layout::persistent(spec.causal, spec.head_dim)) return plan;
+        const long long tiles = 1ll * plan.launches[0].grid[0] * a.heads_q * a.batch;
+        FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
+                       "at most 2^31 - 1 query tiles of 128 rows over batch x heads_q", std::to_string(tiles));
+        KernelLaunch& l = plan.launches[0];
+        l.grid[0] = static_cast<unsigned>(std::min<long long>(tiles, std::max(device.multiprocessors, 1)));
+        l.grid[1] = l.grid[2] = 1;
+        return plan;
     }
 
     // The kernel takes the TMA descriptors of Q, K and V beside the parameters, encoded for this call.
