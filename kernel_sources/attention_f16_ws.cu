@@ -56,9 +56,11 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     constexpr int kBlockM = ws_layout::kBlockM;
     constexpr bool kBf16 = IsBf16<T>::value;
     constexpr int kNTilesS = kBlockN / 8;
-    constexpr int kDBlocks = kHeadDim / 64;
-    constexpr unsigned kQBytes = 2u * kBlockM * kHeadDim;
-    constexpr unsigned kKVBytes = 2u * kBlockN * kHeadDim;
+    constexpr int kHeadDimP = ws_layout::padded_head_dim(kHeadDim);  // whole 64-column blocks in shared memory
+    constexpr int kHeadDimK = (kHeadDim + 15) / 16 * 16;             // the columns S = Q K^T reads: whole k steps
+    constexpr int kDBlocks = kHeadDimP / 64;
+    constexpr unsigned kQBytes = 2u * kBlockM * kHeadDimP;  // TMA writes whole boxes, zeros past head_dim included
+    constexpr unsigned kKVBytes = 2u * kBlockN * kHeadDimP;
     constexpr int kConsumerWarps = 8;
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
@@ -145,7 +147,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const int t = lane % 4;
     constexpr int kQkN = kBlockN % 128 == 0 ? 128 : 64;  // keys per S instruction
     constexpr int kPvN = 64;  // output columns per P V chunk: 128 measured no faster at d 128, spills at d 256
-    constexpr bool kPvPipelined = kHeadDim < 256;  // at d 256, O's 128 registers leave no room for two chunks
+    constexpr bool kPvPipelined = kHeadDimP < 256;  // at d 256, O's 128 registers leave no room for two chunks
 
     // Ping-pong: a warpgroup issues its GEMMs only in its turn (named barrier 1 + wg) and hands the turn over as soon
     // as they are issued. A turn holds P V of the previous key tile and S of the next one, back to back. Turns
@@ -183,7 +185,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             {
                 float acc_s[kNTilesS][4];
                 take_turn();
-                issue_qk<kBf16, kBlockM, kBlockN, kHeadDim, kQkN>(acc_s, sQ, wg_row0, sK + (kv0 % kStages) * kKVBytes);
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN>(acc_s, sQ, wg_row0, sK + (kv0 % kStages) * kKVBytes);
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
@@ -198,11 +200,11 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
                 mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 take_turn();
-                wgmma_pv<kBf16, kBlockN, kHeadDim, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+                wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
                 __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
                 if (lane == 0) mbarrier::arrive(kv_empty(sp));
                 float acc_s[kNTilesS][4];
-                issue_qk<kBf16, kBlockM, kBlockN, kHeadDim, kQkN>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
@@ -213,7 +215,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
-            wgmma_pv<kBf16, kBlockN, kHeadDim, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+            wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
             __syncwarp();
             if (lane == 0) mbarrier::arrive(kv_empty(sp));
             // None after warpgroup 1's last turn: nobody would wait for it. Every tile of a persistent block has keys
@@ -233,7 +235,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 const RowTotals rt = row_totals(l_i[h]);
                 const int row = m0 + warp_row0 + h * 8 + g;
                 if (row < p.seqlen_q) {
-                    store_o_row<kBf16>(bc.o + row * p.o_row_stride + 2 * t, h, acc_o, rt.inv_l);
+                    store_o_row<kBf16, kHeadDim>(bc.o + row * p.o_row_stride + 2 * t, h, acc_o, rt.inv_l);
                     if (bc.lse != nullptr && t == 0) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
                 }
             }

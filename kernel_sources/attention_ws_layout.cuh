@@ -9,21 +9,27 @@ namespace fa_jit::ws_layout {
 constexpr int kBlockM = 128;   // query rows per block: two consumer warpgroups of 64
 constexpr int kThreads = 384;  // the producer warpgroup, then the two consumers
 
-// Q, then the K stages, then the V stages, each head_dim / 64 column blocks of [rows][64] (1024-byte aligned, hence
-// the extra 1 KB), then the barriers (8 bytes each: Q full and empty, K full, V full and K/V empty per stage).
+// Head dims that are multiples of 8 up to 256 are padded to whole 64-column blocks in shared memory: TMA fills the
+// columns past head_dim with zeros, which add nothing to S and produce O columns that are not stored.
+FA_JIT_HOST_DEVICE constexpr int padded_head_dim(int head_dim) {
+    return (head_dim + 63) / 64 * 64;
+}
+
+// Q, then the K stages, then the V stages, each padded_head_dim / 64 column blocks of [rows][64] (1024-byte aligned,
+// hence the extra 1 KB), then the barriers (8 bytes each: Q full and empty, K full, V full and K/V empty per stage).
 FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_n, int head_dim, int stages) {
-    return 2 * head_dim * (kBlockM + 2 * stages * block_n) + 1024 + 8 * (2 + 3 * stages);
+    return 2 * padded_head_dim(head_dim) * (kBlockM + 2 * stages * block_n) + 1024 + 8 * (2 + 3 * stages);
 }
 
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_n, int head_dim, int stages) {
-    return (block_n == 64 || block_n == 128 || block_n == 192) && head_dim % 64 == 0 && head_dim >= 64 &&
+    return (block_n == 64 || block_n == 128 || block_n == 192) && head_dim % 8 == 0 && head_dim >= 8 &&
            head_dim <= 256 && stages >= 2 && stages <= 4 && smem_bytes(block_n, head_dim, stages) <= 227 * 1024;
 }
 
 // Whether the kernel loops over tiles (grid: min(tiles, SMs)) or takes one per block (grid: query tiles x heads x
 // batch): persistent without the causal mask (tiles of equal cost), below d 256 (registers).
 FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim) {
-    return !causal && head_dim < 256;
+    return !causal && padded_head_dim(head_dim) < 256;
 }
 
 }  // namespace fa_jit::ws_layout

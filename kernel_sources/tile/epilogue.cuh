@@ -38,17 +38,19 @@ __device__ __forceinline__ void stage_o_row_sw128(unsigned o_stage, int h, int g
 }
 
 // Row g + 8h of a warp's O (acc_o[64-column block][n-tile][4]) times inv_l, straight to global memory at o_row (the
-// row's element 2t): 4-byte T pairs, each quad writing 16 contiguous bytes per n-tile. For kernels whose shared memory
-// is already taken by the next tile.
-template <bool kBf16, int kBlocks>
+// row's element 2t): 4-byte T pairs, each quad writing 16 contiguous bytes per n-tile; the first kColumns columns (a
+// multiple of 8: padding columns are not stored). For kernels whose shared memory is already taken by the next tile.
+template <bool kBf16, int kColumns, int kBlocks>
 __device__ __forceinline__ void store_o_row(unsigned short* o_row, int h, const float (&acc_o)[kBlocks][8][4],
                                             float inv_l) {
+    static_assert(kColumns % 8 == 0 && kColumns <= kBlocks * 64, "whole n-tiles of O");
 #pragma unroll
     for (int dc = 0; dc < kBlocks; ++dc)
 #pragma unroll
         for (int nt = 0; nt < 8; ++nt)
-            *reinterpret_cast<unsigned*>(o_row + dc * 64 + nt * 8) =
-                pack2<kBf16>(acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l);
+            if (dc * 64 + nt * 8 < kColumns)
+                *reinterpret_cast<unsigned*>(o_row + dc * 64 + nt * 8) =
+                    pack2<kBf16>(acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l);
 }
 
 // LSE in natural log from the running max m (log2 units) and the row totals; -inf for a row that saw no key.

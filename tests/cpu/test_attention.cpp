@@ -193,7 +193,8 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 64, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 64, 8, 2, "wgmma"});
-    CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{128, 64, 4, 2});
+    CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 32, false, 16384, 16384}) == TileConfig{128, 128, 4, 2});
     CHECK(default_tile_config(80, {DType::bf16, 128, false, 16384, 16384}) == TileConfig{128, 64, 4, 2});
     CHECK(default_tile_config(100, {DType::bf16, 256, false, 16384, 16384}) == TileConfig{64, 64, 4, 1});
 }
@@ -344,8 +345,9 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
             for (bool causal : {false, true})
                 for (const AttentionKernelSpec& s : warmup_specs({DType::f32, d, causal, 1, 4096, 1, true}, cc, false))
                     specs.push_back(s);
-    // The warp-specialized family at every head dim it takes, causal or not (its defaults skip some).
-    for (int d : {64, 128, 192, 256})
+    // The warp-specialized family at the multiples of 64 and three padded head dims, causal or not (its defaults
+    // skip some).
+    for (int d : {40, 64, 96, 128, 160, 192, 256})
         for (bool causal : {false, true})
             specs.push_back({DType::bf16, d, causal, {128, d <= 128 ? 128 : 64, 12, 2, "ws"}});
     std::set<std::string> families;

@@ -31,7 +31,8 @@ TEST_CASE("the decode family serves few query rows and per-sequence KV lengths",
     CHECK(family(DType::f16, 64, 1, 33, false) == "decode-wgmma");
     CHECK(family(DType::f16, 64, 1, 32, false) == "decode");
     CHECK(family(DType::bf16, 128, 17, 1, false) == "f16-ws");
-    CHECK(family(DType::bf16, 96, 17, 1, false) == "f16-mma");
+    CHECK(family(DType::bf16, 96, 17, 1, false) == "f16-ws");
+    CHECK(family(DType::bf16, 96, 17, 1, false, 80) == "f16-mma");
     // Per-sequence KV lengths are read only by the decode family: it serves every query length then.
     CHECK(family(DType::bf16, 128, 4096, 1, true) == "decode-wgmma");
     CHECK(family(DType::bf16, 128, 4096, 1, true, 80) == "decode");
@@ -48,16 +49,16 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     };
     CHECK(tile(128, 1, 1) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile(128, 1, 8) == TileConfig{16, 64, 4, 4, "split"});
-    CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});    // 32 rows: 2 row warps x 4 key warps
-    CHECK(tile(96, 4, 32) == TileConfig{128, 32, 8, 4, "split"});  // MQA: 8 row warps of 16 rows, 1 key warp
-    CHECK(tile(96, 4, 16) == TileConfig{64, 64, 8, 4, "split"});   // 4 row warps x 2 key warps
+    CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});           // 32 rows: 2 row warps x 4 key warps
+    CHECK(tile(96, 4, 32) == TileConfig{128, 32, 8, 4, "split"});          // MQA: 8 row warps of 16 rows, 1 key warp
+    CHECK(tile(96, 4, 16) == TileConfig{64, 64, 8, 4, "split"});           // 4 row warps x 2 key warps
     CHECK(tile(128, 4, 32) == TileConfig{128, 128, 8, 2, "wgmma-split"});  // two warpgroups, 161 KB
-    CHECK(tile(128, 4, 16) == TileConfig{64, 64, 4, 4, "wgmma-split"});  // one warpgroup
+    CHECK(tile(128, 4, 16) == TileConfig{64, 64, 4, 4, "wgmma-split"});    // one warpgroup
     CHECK(tile(256, 4, 32) == TileConfig{128, 64, 8, 2, "wgmma-split"});
     CHECK(parse_tile_config("128x128w8s3-wgmma-split") == TileConfig{128, 128, 8, 3, "wgmma-split"});
     CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 128, 4, 3, "wgmma-split"}));  // warps = rows / 16
     CHECK_FALSE(tile_is_legal(DType::bf16, 96, {64, 64, 4, 2, "wgmma-split"}));     // multiples of 64 only
-    CHECK(tile(256, 4, 8) == TileConfig{32, 64, 8, 3, "split"});    // d 256: 2 row warps x 4 key warps
+    CHECK(tile(256, 4, 8) == TileConfig{32, 64, 8, 3, "split"});                    // d 256: 2 row warps x 4 key warps
     CHECK(parse_tile_config("16x64w4s4-split") == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile_is_legal(DType::f16, 128, {32, 128, 8, 2, "split"}));        // 2 row warps x 4 key warps of 32 keys
     CHECK(tile_is_legal(DType::f16, 128, {64, 64, 8, 2, "split"}));         // 4 row warps x 2 key warps of 32 keys
@@ -134,9 +135,16 @@ TEST_CASE("each family serves its problems and refuses the rest", "[families]") 
     CHECK(kernel_family_for({DType::bf16, 256, true, 4096, 4096}, 90) == "f16-ws");
     CHECK(kernel_family_for({DType::bf16, 64, true, 1024, 1024}, 90) == "f16-wgmma");  // causal, short keys
     CHECK(kernel_family_for({DType::bf16, 64, false, 1024, 1024}, 90) == "f16-ws");
+    // Head dims that are multiples of 8 but not of 64 run padded in the warp-specialized kernel.
+    CHECK(tile_is_legal(DType::bf16, 96, {128, 128, 12, 3, "ws"}));
+    CHECK(tile_is_legal(DType::f16, 8, {128, 128, 12, 2, "ws"}));
+    CHECK(tile_is_legal(DType::bf16, 248, {128, 64, 12, 2, "ws"}));
+    CHECK_FALSE(tile_is_legal(DType::bf16, 100, {128, 128, 12, 2, "ws"}));  // not a multiple of 8
+    CHECK_FALSE(tile_is_legal(DType::bf16, 160, {128, 128, 12, 2, "ws"}));  // 245 KB of shared memory (d padded to 192)
     // A forced or tuned tile runs wherever its family serves the problem, chosen or not.
     CHECK(tile_configs({DType::bf16, 64, true, 1024, 1024}, 90).front().variant == "ws");
-    for (int d : {8, 40, 96, 160, 248}) CHECK(family(DType::bf16, d, 90) == "f16-mma");
+    for (int d : {40, 96, 160, 248}) CHECK(family(DType::bf16, d, 90) == "f16-ws");  // padded in shared memory
+    for (int d : {8, 24, 32}) CHECK(family(DType::bf16, d, 90) == "f16-mma");
     // Other GPUs of sm_80 and newer: mma.sync for every fp16/bf16 head dim.
     for (int cc : {80, 86, 89, 100, 120}) CHECK(family(DType::f16, 128, cc) == "f16-mma");
     for (int d : {1, 33, 64, 255}) CHECK(family(DType::f32, d, 90) == "fp32");

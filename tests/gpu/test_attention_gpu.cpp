@@ -1,17 +1,17 @@
 // attention() on a GPU against a float64 host reference, over shapes no tile divides, GQA/MQA, causal both ways,
 // BSHD, BHSD and padded strides, head dims 16..256 (powers of two or not), in fp32, fp16 and bf16. Outputs are
 // poisoned before each run.
-#include "common/element_types.hpp"
-#include "fa_jit/tuning.hpp"
-#include "fa_jit/fa_jit.h"
-#include "support/gpu_cases.hpp"
-
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
+
+#include "common/element_types.hpp"
+#include "fa_jit/fa_jit.h"
+#include "fa_jit/tuning.hpp"
+#include "support/gpu_cases.hpp"
 
 using namespace fa_jit;
 using namespace fa_jit::testing;
@@ -22,8 +22,8 @@ TEST_CASE("attention matches a float64 reference over a grid of shapes in fp32, 
     const std::vector<Case> cases = {
         {1, 1, 1, 1, 1, 16, false, Layout::bhsd},
         {2, 3, 3, 77, 77, 64, false, Layout::bshd},
-        {2, 4, 2, 100, 300, 64, true, Layout::bhsd},    // GQA; causal with Nq < Nk
-        {1, 2, 1, 300, 100, 128, true, Layout::bshd},   // MQA; causal with Nq > Nk: the first 200 rows see no key
+        {2, 4, 2, 100, 300, 64, true, Layout::bhsd},   // GQA; causal with Nq < Nk
+        {1, 2, 1, 300, 100, 128, true, Layout::bshd},  // MQA; causal with Nq > Nk: the first 200 rows see no key
         {1, 8, 1, 129, 257, 96, false, Layout::padded},
         {3, 2, 2, 513, 513, 128, true, Layout::bhsd},
         {1, 2, 2, 200, 333, 256, false, Layout::bshd},
@@ -32,13 +32,13 @@ TEST_CASE("attention matches a float64 reference over a grid of shapes in fp32, 
         {1, 2, 2, 70, 90, 72, false, Layout::bshd},
         {1, 2, 1, 111, 64, 160, true, Layout::bshd},
         {1, 2, 2, 64, 200, 192, false, Layout::padded},
-        {1, 1, 1, 33, 47, 7, false, Layout::bhsd},      // head_dim below 16 and odd: 4-byte copies
-        {1, 2, 2, 20, 0, 64, false, Layout::bshd},      // no keys at all: O = 0, LSE = -inf
-        {4, 64, 8, 64, 64, 32, false, Layout::bhsd},    // 256 (batch, head) pairs
-        {2, 96, 96, 40, 40, 16, true, Layout::bshd},    // 192 pairs, tiny head dim
-        {1, 2, 2, 64, 8192, 64, false, Layout::bhsd},   // many keys: accumulation error must not grow with seqlen_k
+        {1, 1, 1, 33, 47, 7, false, Layout::bhsd},     // head_dim below 16 and odd: 4-byte copies
+        {1, 2, 2, 20, 0, 64, false, Layout::bshd},     // no keys at all: O = 0, LSE = -inf
+        {4, 64, 8, 64, 64, 32, false, Layout::bhsd},   // 256 (batch, head) pairs
+        {2, 96, 96, 40, 40, 16, true, Layout::bshd},   // 192 pairs, tiny head dim
+        {1, 2, 2, 64, 8192, 64, false, Layout::bhsd},  // many keys: accumulation error must not grow with seqlen_k
         {1, 2, 1, 48, 6000, 128, true, Layout::bshd},
-        {2, 4, 2, 256, 512, 128, true, Layout::bhsd},   // every tile divides both lengths: no bounds checks
+        {2, 4, 2, 256, 512, 128, true, Layout::bhsd},  // every tile divides both lengths: no bounds checks
         {1, 4, 4, 128, 128, 64, false, Layout::padded},
         {1, 2, 2, 512, 512, 256, false, Layout::bshd},
     };
@@ -51,13 +51,12 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
     current_device();
     std::mt19937 rng(11);
     const std::vector<Case> cases = {
-        {1, 2, 1, 70, 45, 64, true, Layout::bshd},     // Nq > Nk causal: rows without keys
-        {1, 2, 2, 45, 70, 128, true, Layout::bhsd},    // Nq < Nk causal
-        {1, 2, 1, 33, 47, 7, false, Layout::padded},   // 4-byte copies
-        {1, 1, 1, 40, 90, 256, false, Layout::bshd},
-        {1, 1, 1, 10, 0, 32, false, Layout::bshd},
-        {1, 2, 2, 128, 192, 96, true, Layout::bhsd},   // fp16/bf16 without bounds checks
-        {1, 4, 2, 200, 330, 256, true, Layout::bshd},  // sm_90: the warp-specialized kernel, ragged, GQA
+        {1, 2, 1, 70, 45, 64, true, Layout::bshd},    // Nq > Nk causal: rows without keys
+        {1, 2, 2, 45, 70, 128, true, Layout::bhsd},   // Nq < Nk causal
+        {1, 2, 1, 33, 47, 7, false, Layout::padded},  // 4-byte copies
+        {1, 1, 1, 40, 90, 256, false, Layout::bshd},   {1, 1, 1, 10, 0, 32, false, Layout::bshd},
+        {1, 2, 2, 128, 192, 96, true, Layout::bhsd},    // fp16/bf16 without bounds checks
+        {1, 4, 2, 200, 330, 256, true, Layout::bshd},   // sm_90: the warp-specialized kernel, ragged, GQA
         {1, 2, 1, 300, 200, 128, false, Layout::bshd},  // and its persistent blocks
     };
     for (const Case& c : cases) check_case_all_dtypes(c, rng);
@@ -98,9 +97,9 @@ TEST_CASE("both fp16/bf16 kernels at the head dims the wgmma kernel serves", "[a
     }
 }
 
-// The warp-specialized Hopper family runs only for forced tiles: every legal one of its tiles at the head dims it
-// takes, on ragged lengths, GQA, causal both ways (Nq > Nk: rows without keys), BSHD, BHSD and padded strides, and a
-// sequence without keys.
+// The warp-specialized Hopper family for forced tiles: every legal one of its tiles at the multiples of 64, one tile at
+// every other multiple of 8, on ragged lengths, GQA, causal both ways (Nq > Nk: rows without keys), BSHD, BHSD and
+// padded strides, and a sequence without keys.
 TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (sm_90)", "[attention]") {
     const int cc = current_device().cc();
     if (cc != 90) {
@@ -119,10 +118,21 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
                 check_case({2, 2, 1, 128, 256, d, false, Layout::bhsd, tile}, DType::bf16, rng);
             }
     check_case({1, 2, 2, 70, 0, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+    // Head dims that are not multiples of 64, padded in shared memory: ragged causal GQA with Nq > Nk (rows without
+    // keys), padded strides, a sequence without keys.
+    for (int d = 8; d <= 256; d += 8) {
+        if (d % 64 == 0) continue;
+        const TileConfig tile{128, d <= 128 ? 128 : 64, 12, 2, "ws"};
+        INFO("d " << d);
+        check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, tile}, DType::bf16, rng);
+        check_case({1, 2, 1, 150, 260, d, false, Layout::padded, tile}, DType::f16, rng);
+    }
+    check_case({1, 2, 2, 70, 0, 96, false, Layout::bhsd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
     // More tiles than SMs: the persistent blocks (no causal mask) loop over several tiles each, the K/V ring and the
     // warpgroups' turns running on from one tile to the next.
     check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
+    check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
 }
 
 TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {

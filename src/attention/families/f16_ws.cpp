@@ -1,8 +1,8 @@
 // Family "f16-ws": the warp-specialized Hopper forward (kernel_sources/attention_f16_ws.cu), fp16 and bf16, head dims
-// 64, 128, 192 and 256, sm_90 only (compiled for sm_90a): a TMA producer warpgroup and two consumer warpgroups that
-// take turns at the tensor cores. Chosen ahead of f16-wgmma wherever it measured faster (chosen_for(), bench/NOTES.md
-// "Warp-specialized Hopper forward"). Tiles are spelled "128x128w12s3-ws": 128 query rows, keys per step, 12 warps
-// (three warpgroups), the K/V ring's depth.
+// that are multiples of 8 up to 256, sm_90 only (compiled for sm_90a): a TMA producer warpgroup and two consumer
+// warpgroups that take turns at the tensor cores. Chosen ahead of f16-wgmma wherever it measured faster (chosen_for(),
+// bench/NOTES.md "Warp-specialized Hopper forward"). Tiles are spelled "128x128w12s3-ws": 128 query rows, keys per
+// step, 12 warps (three warpgroups), the K/V ring's depth.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,9 +29,10 @@ CUtensorMap tensor_map(const void* base, const Strides& strides, int batch, int 
     d.dims[1] = static_cast<std::uint64_t>(std::max(rows, 1));  // no keys: the kernel loads none
     d.dims[2] = static_cast<std::uint64_t>(heads);
     d.dims[3] = static_cast<std::uint64_t>(batch);
-    // A dimension of extent 1 may have stride 0 (a batch of one, no keys); TMA wants a positive one, never used.
-    const auto stride = [](long long elements, std::uint64_t extent) -> std::uint64_t {
-        return elements == 0 && extent == 1 ? 16 : static_cast<std::uint64_t>(elements) * 2;
+    // A dimension of extent 1 may have stride 0 (a batch of one), and so may every dimension of a tensor without rows
+    // (no keys: BHSD strides are multiples of seqlen_k); TMA wants a positive one, never used.
+    const auto stride = [rows](long long elements, std::uint64_t extent) -> std::uint64_t {
+        return elements == 0 && (extent == 1 || rows == 0) ? 16 : static_cast<std::uint64_t>(elements) * 2;
     };
     d.strides_bytes[1] = stride(strides.row, d.dims[1]);
     d.strides_bytes[2] = stride(strides.head, d.dims[2]);
@@ -45,8 +46,9 @@ public:
     const char* name() const override { return "f16-ws"; }
     int priority() const override { return 8; }  // after the decode families, ahead of f16-wgmma
 
+    // Any multiple of 8 up to 256: shared memory holds whole 64-column blocks, TMA fills the padding with zeros.
     bool accepts(DType dtype, int head_dim) const override {
-        return accepts_dtype(dtype) && head_dim % 64 == 0 && head_dim >= 64 && head_dim <= 256;
+        return accepts_dtype(dtype) && head_dim % 8 == 0 && head_dim >= 8 && head_dim <= 256;
     }
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
     bool runs_on(int cc) const override { return cc == 90; }
@@ -57,8 +59,13 @@ public:
     //   d 256: causal (255 / 430 / 619 against 263 / 401 / 543); not full (365 / 485 / 527 against 385 / 504 / 548);
     //   d 64: full everywhere (344 / 417 / 451 against 330 / 390 / 409), causal from 4k keys (435 against 393 at 16k;
     //         184 / 326 against 243 / 343 at 512 / 2k).
+    // Head dims that are not multiples of 64 run padded, against f16-mma (B 4, H 16, N 4096, full / causal): d 48
+    // 328 / 279 against 249 / 217, d 80 442 / 373 against 302 / 257, d 96 511 / 437 against 318 / 274, d 120
+    // 575 / 508 against 313 / 272, d 160 571 / 499 against 269 / 254, d 224 454 / 467 against 256 / 231; d 32 loses
+    // (214 / 186 against 245 / 188: half of each padded column block is zeros).
     bool chosen_for(const ProblemClass& p, int cc) const override {
         if (!serves(p, cc)) return false;
+        if (p.head_dim % 64 != 0) return p.head_dim >= 40;
         if (p.head_dim == 64) return !p.causal || p.seqlen_k >= 4096;
         if (p.head_dim == 256) return p.causal;
         return true;
@@ -82,7 +89,7 @@ public:
     // d 64 / 128: 128 keys, 3 stages (d 128, 16k: 677 full against 657 with 2 stages and 563 with 64 keys);
     // d 192 / 256: 64 keys (the largest that fits), as many stages as fit.
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
-        if (p.head_dim <= 128)
+        if (ws_layout::padded_head_dim(p.head_dim) <= 128)
             return {{ws_layout::kBlockM, 128, kWarps, 3, "ws"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws"}};
         std::vector<TileConfig> out;
         for (int stages : {3, 2})
