@@ -49,14 +49,23 @@ struct FA_JIT_API ProblemClass {
     int seqlen_k = 0;
     int group_size = 1;      // heads_q / heads_kv: decode packs a group's query heads into one tile
     bool seqused_k = false;  // per-sequence KV lengths (only families that read them serve the problem)
+    // Q, K or V repeats along a dimension (a zero batch, head or row stride over more than one element): families
+    // that load through TMA maps, which cannot express that, do not serve the problem.
+    bool repeated_input = false;
     static ProblemClass of(const AttentionArgs& args) {
+        const auto repeats = [](const Strides& s, int batch, int heads, int rows) {
+            return (s.batch == 0 && batch > 1) || (s.head == 0 && heads > 1) || (s.row == 0 && rows > 1);
+        };
         return {args.dtype,
                 args.head_dim,
                 args.causal,
                 args.seqlen_q,
                 args.seqlen_k,
                 args.heads_kv > 0 ? args.heads_q / args.heads_kv : 1,
-                args.seqused_k != nullptr};
+                args.seqused_k != nullptr,
+                repeats(args.q_strides, args.batch, args.heads_q, args.seqlen_q) ||
+                    repeats(args.k_strides, args.batch, args.heads_kv, args.seqlen_k) ||
+                    repeats(args.v_strides, args.batch, args.heads_kv, args.seqlen_k)};
     }
 };
 

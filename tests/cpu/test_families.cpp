@@ -141,6 +141,18 @@ TEST_CASE("each family serves its problems and refuses the rest", "[families]") 
     CHECK(tile_is_legal(DType::bf16, 248, {128, 64, 12, 2, "ws"}));
     CHECK_FALSE(tile_is_legal(DType::bf16, 100, {128, 128, 12, 2, "ws"}));  // not a multiple of 8
     CHECK_FALSE(tile_is_legal(DType::bf16, 160, {128, 128, 12, 2, "ws"}));  // 245 KB of shared memory (d padded to 192)
+    // An input repeated along a dimension (zero stride) cannot be a TMA map: the wgmma family takes it.
+    AttentionArgs shared_kv;
+    shared_kv.dtype = DType::bf16;
+    shared_kv.batch = 2, shared_kv.heads_q = shared_kv.heads_kv = 4, shared_kv.head_dim = 128;
+    shared_kv.seqlen_q = shared_kv.seqlen_k = 4096;
+    shared_kv.layout_bshd();
+    CHECK(kernel_family_for(ProblemClass::of(shared_kv), 90) == "f16-ws");
+    shared_kv.k_strides.batch = shared_kv.v_strides.batch = 0;  // one K/V for both sequences
+    CHECK(ProblemClass::of(shared_kv).repeated_input);
+    CHECK(kernel_family_for(ProblemClass::of(shared_kv), 90) == "f16-wgmma");
+    shared_kv.batch = 1;  // a zero stride over one element repeats nothing
+    CHECK_FALSE(ProblemClass::of(shared_kv).repeated_input);
     // A forced or tuned tile runs wherever its family serves the problem, chosen or not.
     CHECK(tile_configs({DType::bf16, 64, true, 1024, 1024}, 90).front().variant == "ws");
     for (int d : {40, 96, 160, 248}) CHECK(family(DType::bf16, d, 90) == "f16-ws");  // padded in shared memory

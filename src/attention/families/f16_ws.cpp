@@ -52,6 +52,10 @@ public:
     }
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
     bool runs_on(int cc) const override { return cc == 90; }
+    // TMA maps cannot repeat an input along a dimension (a zero stride).
+    bool serves(const ProblemClass& p, int cc) const override {
+        return KernelFamily::serves(p, cc) && !p.repeated_input;
+    }
     // Where it beats f16-wgmma on an H200 (bf16, FlashAttention protocol, TFLOP/s at N 512 / 2k / 16k, bench/NOTES.md):
     //   d 128: everywhere (full 456 / 608 / 666 against 345 / 438 / 471; causal 274 / 488 / 665 against
     //          231 / 363 / 472);
