@@ -123,6 +123,34 @@ TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", 
     CHECK(plan.workspace_bytes == 0);
 }
 
+TEST_CASE("the warp-specialized plan is persistent without the causal mask, one block per tile with it", "[families]") {
+    AttentionArgs a;
+    a.dtype = DType::bf16, a.batch = 4, a.heads_q = 16, a.heads_kv = 4, a.seqlen_q = 4000, a.seqlen_k = 4096;
+    a.head_dim = 128;
+    DeviceInfo h200;
+    h200.multiprocessors = 132, h200.max_shared_per_block_optin = 227 * 1024, h200.cc_major = 9;
+    const auto family = family_owning({128, 128, 12, 3, "ws"});
+    REQUIRE(family);
+    const auto grid = [&](bool causal, int d, const TileConfig& tile) {
+        const LaunchPlan plan = family->plan({a.dtype, d, causal, tile}, a, h200);
+        REQUIRE(plan.count == 1);
+        CHECK(plan.workspace_bytes == 0);
+        CHECK(plan.launches[0].block == 384);
+        return std::vector<unsigned>(plan.launches[0].grid, plan.launches[0].grid + 3);
+    };
+    // 32 query tiles x 16 heads x 4 sequences = 2048 tiles over 132 blocks; causal: one block per tile.
+    CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
+    CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // d 256: registers
+    CHECK(grid(false, 96, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 128
+    a.batch = 1, a.heads_q = a.heads_kv = 2, a.seqlen_q = 300;  // fewer tiles than SMs: one block each
+    CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{6, 1, 1});
+    // Tiles are numbered in an int on the device.
+    a.batch = 1 << 16, a.heads_q = a.heads_kv = 256, a.seqlen_q = 1 << 16;
+    CHECK_THROWS_WITH(family->plan({a.dtype, 128, false, {128, 128, 12, 3, "ws"}}, a, h200),
+                      Catch::Contains("'seqlen_q'") && Catch::Contains("2^31"));
+}
+
 TEST_CASE("each family serves its problems and refuses the rest", "[families]") {
     const auto family = [](DType dtype, int d, int cc) { return kernel_family_for({dtype, d, false, 4096, 4096}, cc); };
     // Hopper: the warp-specialized family where it measured faster, the wgmma family where it serves (fp16/bf16,
