@@ -135,8 +135,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         return;
     }
 
-    // ---- consumers
-    // ----------------------------------------------------------------------------------------------------
+    // ---- consumers -------------------------------------------------------------------------------------------------
     warpgroup::claim_registers<240>();
     const float kNegInf = neg_inf_f32();
     const int cw = warp - 4;        // consumer warp 0..7
