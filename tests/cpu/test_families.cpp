@@ -94,12 +94,22 @@ TEST_CASE("the split heuristic fills the GPU and keeps splits whole", "[families
     }
 }
 
+namespace {
+
+// The limits a plan reads, as an H100 / H200 reports them (132 SMs, 227 KB of shared memory per block).
+DeviceInfo hopper_device() {
+    DeviceInfo d;
+    d.multiprocessors = 132, d.max_shared_per_block_optin = 227 * 1024, d.cc_major = 9;
+    return d;
+}
+
+}  // namespace
+
 TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", "[families][decode]") {
     AttentionArgs a;
     a.dtype = DType::bf16, a.batch = 1, a.heads_q = 32, a.heads_kv = 8, a.seqlen_q = 1, a.seqlen_k = 131072;
     a.head_dim = 128;
-    DeviceInfo h100;
-    h100.multiprocessors = 132, h100.max_shared_per_block_optin = 227 * 1024, h100.cc_major = 9;
+    const DeviceInfo h100 = hopper_device();
     const AttentionKernelSpec spec{a.dtype, 128, false, {16, 64, 4, 4, "split"}};
     const auto family = family_owning(spec.tile);
     REQUIRE(family);
@@ -127,8 +137,7 @@ TEST_CASE("the warp-specialized plan is persistent without the causal mask, one 
     AttentionArgs a;
     a.dtype = DType::bf16, a.batch = 4, a.heads_q = 16, a.heads_kv = 4, a.seqlen_q = 4000, a.seqlen_k = 4096;
     a.head_dim = 128;
-    DeviceInfo h200;
-    h200.multiprocessors = 132, h200.max_shared_per_block_optin = 227 * 1024, h200.cc_major = 9;
+    const DeviceInfo h200 = hopper_device();
     const auto family = family_owning({128, 128, 12, 3, "ws"});
     REQUIRE(family);
     const auto grid = [&](bool causal, int d, const TileConfig& tile) {
