@@ -145,8 +145,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const int g = lane / 4;
     const int t = lane % 4;
     constexpr int kQkN = kBlockN % 128 == 0 ? 128 : 64;  // keys per S instruction
-    constexpr int kPvN = 64;  // output columns per P V chunk: 128 measured no faster at d 128, spills at d 256
-    constexpr bool kPvPipelined = kHeadDimP < 256;  // at d 256, O's 128 registers leave no room for two chunks
+    constexpr bool kPvPipelined = kHeadDimP < 256;       // at d 256, O's 128 registers leave no room for two chunks
 
     // Ping-pong: a warpgroup issues its GEMMs only in its turn (named barrier 1 + wg) and hands the turn over as soon
     // as they are issued. A turn holds P V of the previous key tile and S of the next one, back to back. Turns
@@ -199,7 +198,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
                 mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 take_turn();
-                wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+                wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
                 __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
                 if (lane == 0) mbarrier::arrive(kv_empty(sp));
                 float acc_s[kNTilesS][4];
@@ -214,7 +213,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
-            wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvN, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+            wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
             __syncwarp();
             if (lane == 0) mbarrier::arrive(kv_empty(sp));
             // None after warpgroup 1's last turn: nobody would wait for it. Every tile of a persistent block has keys

@@ -116,26 +116,6 @@ __device__ __forceinline__ void mma_ss_n128(float (*d)[4], unsigned long long a_
             : "l"(a_desc), "l"(b_desc), "r"(accumulate));
 }
 
-// As mma_rs_bt, N = 128 (two 64-column blocks of B, LBO apart).
-template <bool kBf16>
-__device__ __forceinline__ void mma_rs_bt_n128(float (*d)[4], const unsigned (&a)[4], unsigned long long b_desc,
-                                               int accumulate) {
-    if (kBf16)
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " FA_JIT_WGMMA_D64
-            ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-            : FA_JIT_WGMMA_D64_OPERANDS(d)
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
-    else
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " FA_JIT_WGMMA_D64
-            ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-            : FA_JIT_WGMMA_D64_OPERANDS(d)
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
-}
-
 #undef FA_JIT_WGMMA_D64
 #undef FA_JIT_WGMMA_D64_OPERANDS
 #undef FA_JIT_WGMMA_D32

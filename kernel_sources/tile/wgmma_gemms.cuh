@@ -40,14 +40,12 @@ __device__ __forceinline__ void wgmma_qk(float (&acc_s)[kBlockN / 8][4], unsigne
     wgmma::hold(acc_s);
 }
 
-// Issues the P V product of one kChunkN-column chunk (64 or 128) of the V tile, whose first column block is at
-// sV_chunk, into a fresh accumulator pv, and commits it as one group. P is the register A operand (p_frag[nt][h]:
-// columns 2t, 2t + 1 of row g + 8h as a T pair); V is MN-major, transposed by the tensor core (LBO: one 64-column block
-// to the next, kBlockN rows apart).
-template <bool kBf16, int kBlockN, int kChunkN>
-__device__ __forceinline__ void issue_pv_chunk(float (*pv)[4], const unsigned (&p_frag)[kBlockN / 8][2],
+// Issues the P V product of one 64-column chunk of the V tile (column block at sV_chunk) into a fresh accumulator
+// pv, and commits it as one group. P is the register A operand (p_frag[nt][h]: columns 2t, 2t + 1 of row g + 8h as a T
+// pair); V is MN-major, transposed by the tensor core.
+template <bool kBf16, int kBlockN>
+__device__ __forceinline__ void issue_pv_chunk(float (&pv)[8][4], const unsigned (&p_frag)[kBlockN / 8][2],
                                                unsigned sV_chunk) {
-    static_assert(kChunkN == 64 || kChunkN == 128, "64 or 128 columns per chunk");
     wgmma::fence();
 #pragma unroll
     for (int kc = 0; kc < kBlockN / 16; ++kc) {
@@ -55,37 +53,29 @@ __device__ __forceinline__ void issue_pv_chunk(float (*pv)[4], const unsigned (&
         // groups of 1024 bytes.
         const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0], p_frag[2 * kc + 1][1]};
         const unsigned long long b = wgmma::desc_sw128(sV_chunk + kc * (16 * 128u), kBlockN * 128u, 1024);
-        if constexpr (kChunkN == 128)
-            wgmma::mma_rs_bt_n128<kBf16>(pv, a, b, kc > 0);
-        else
-            wgmma::mma_rs_bt<kBf16>(pv, a, b, kc > 0);
+        wgmma::mma_rs_bt<kBf16>(pv, a, b, kc > 0);
     }
     wgmma::commit();
 }
 
-// O = O * alpha + P V for the V tile at sV, kChunkN (64 or 128) output columns at a time: chunk c computes while
-// chunk c - 1 is added to O. Each chunk goes into a fresh accumulator and is added to the rescaled O with an ordinary
-// FFMA, so the tensor core's truncating accumulation does not bias long rows. kPipelined = false waits for each chunk
-// before issuing the next: half the accumulator registers, for kernels short of them.
-template <bool kBf16, int kBlockN, int kHeadDim, int kChunkN = 64, bool kPipelined = true>
+// O = O * alpha + P V for the V tile at sV, 64 output columns at a time: chunk c computes while chunk c - 1 is added
+// to O. Each chunk goes into a fresh accumulator and is added to the rescaled O with an ordinary FFMA, so the tensor
+// core's truncating accumulation does not bias long rows. kPipelined = false waits for each chunk before issuing the
+// next: half the accumulator registers, for kernels short of them. (128-column chunks measured no faster:
+// bench/NOTES.md.)
+template <bool kBf16, int kBlockN, int kHeadDim, bool kPipelined = true>
 __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kHeadDim / 64][8][4], const unsigned (&p_frag)[kBlockN / 8][2],
                                          const float (&alpha)[2], unsigned sV) {
-    static_assert(kHeadDim % kChunkN == 0, "whole chunks");
-    constexpr int kChunks = kHeadDim / kChunkN;
-    constexpr int kBlocksPerChunk = kChunkN / 64;
+    constexpr int kChunks = kHeadDim / 64;
     constexpr int kBuffers = kPipelined ? 2 : 1;
-    float pv[kBuffers][kBlocksPerChunk][8][4];
+    float pv[kBuffers][8][4];
     const auto add_chunk = [&](int c) {
-        wgmma::hold(pv[c % kBuffers][0]);
-        if constexpr (kBlocksPerChunk == 2) wgmma::hold(pv[c % kBuffers][1]);
-#pragma unroll
-        for (int b = 0; b < kBlocksPerChunk; ++b)
-            rescale_add(acc_o[c * kBlocksPerChunk + b], 0, alpha, pv[c % kBuffers][b]);
+        wgmma::hold(pv[c % kBuffers]);
+        rescale_add(acc_o[c], 0, alpha, pv[c % kBuffers]);
     };
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-        issue_pv_chunk<kBf16, kBlockN, kChunkN>(pv[c % kBuffers][0], p_frag,
-                                                sV + c * kBlocksPerChunk * (kBlockN * 128u));
+        issue_pv_chunk<kBf16, kBlockN>(pv[c % kBuffers], p_frag, sV + c * (kBlockN * 128u));
         if (!kPipelined) {
             wgmma::wait<0>();
             add_chunk(c);
