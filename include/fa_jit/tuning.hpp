@@ -49,11 +49,13 @@ struct FA_JIT_API ProblemClass {
     int seqlen_k = 0;
     int group_size = 1;      // heads_q / heads_kv: decode packs a group's query heads into one tile
     bool seqused_k = false;  // per-sequence KV lengths (only families that read them serve the problem)
-    // Q, K or V repeats along a dimension (a zero batch, head or row stride over more than one element): families
+    // Q, K or V repeats along a dimension (a zero batch, head or row stride over more than one element, in a tensor
+    // that has elements; a BHSD K without keys has zero strides and repeats nothing): families
     // that load through TMA maps, which cannot express that, do not serve the problem.
     bool repeated_input = false;
     static ProblemClass of(const AttentionArgs& args) {
         const auto repeats = [](const Strides& s, int batch, int heads, int rows) {
+            if (batch == 0 || heads == 0 || rows == 0) return false;  // no elements: nothing repeats
             return (s.batch == 0 && batch > 1) || (s.head == 0 && heads > 1) || (s.row == 0 && rows > 1);
         };
         return {args.dtype,

@@ -190,6 +190,12 @@ TEST_CASE("each family serves its problems and refuses the rest", "[families]") 
     CHECK(kernel_family_for(ProblemClass::of(shared_kv), 90) == "f16-wgmma");
     shared_kv.batch = 1;  // a zero stride over one element repeats nothing
     CHECK_FALSE(ProblemClass::of(shared_kv).repeated_input);
+    AttentionArgs no_keys = shared_kv;  // BHSD strides of a tensor without keys are zero: nothing repeats
+    no_keys.batch = 2, no_keys.seqlen_k = 0;
+    no_keys.layout_bhsd();
+    CHECK(no_keys.k_strides.head == 0);
+    CHECK_FALSE(ProblemClass::of(no_keys).repeated_input);
+    CHECK(kernel_family_for(ProblemClass::of(no_keys), 90) == "f16-ws");
     // A forced or tuned tile runs wherever its family serves the problem, chosen or not.
     CHECK(tile_configs({DType::bf16, 64, true, 1024, 1024}, 90).front().variant == "ws");
     for (int d : {40, 96, 160, 248}) CHECK(family(DType::bf16, d, 90) == "f16-ws");  // padded in shared memory
