@@ -3,7 +3,7 @@
 // sm_80, sm_86, sm_89, sm_90(a) and newer.
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal,
-//             bool kEvenMN>
+//             bool kEvenMN, int kMods = 0>
 //   __global__ void attention_fwd_f16(const __grid_constant__ AttentionParams p);
 //
 //   T        fa_jit::half_t or fa_jit::bf16_t (q, k, v, o all of type T; lse fp32).
@@ -16,8 +16,10 @@
 //            which halves the K/V footprint so that two CTAs share an SM (d 256: 96 KB at 64 x 64).
 //   kCausal  bottom-right aligned causal mask: query row i sees key j iff j <= i + p.causal_offset.
 //   kEvenMN  true only if seqlen_q % kBlockM == 0 and seqlen_k % kBlockN == 0: drops row bounds checks.
+//   kMods    score modifiers (mods:: bits; tile/mask.cuh): a sliding window moves K / V to its first key tile.
 //
-// Name expression: fa_jit::attention_fwd_f16<fa_jit::bf16_t, 128, 64, 128, 8, 2, false, true>   (all 8 arguments)
+// Name expression: fa_jit::attention_fwd_f16<fa_jit::bf16_t, 128, 64, 128, 8, 2, false, true>   (8 arguments; a 9th,
+//                  kMods, only when nonzero)
 // Launch:          grid (ceil(seqlen_q / kBlockM), heads_q, batch), block kNWarps * 32, dynamic shared memory
 //                  f16_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages) (over 48 KB: raise the limit).
 // Preconditions (validated by the host, not here): q, k, v, o base pointers 16-byte aligned; every batch / head /
@@ -127,7 +129,8 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
 // ================================================================================================================
 // The kernel
 // ================================================================================================================
-template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, bool kEvenMN>
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, bool kEvenMN,
+          int kMods = 0>
 __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __grid_constant__ AttentionParams p) {
     using namespace f16_detail;
     using Tr = AttentionFwdF16Traits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
@@ -154,17 +157,27 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     const int t = lane % 4;
     const int warp_row0 = warp * Tr::kWarpRows;
 
+    // Score modifiers; a sliding window starts the keys at its first tile: K / V, seqlen_k and the causal offset move
+    // there by key_shift rows (tile/mask.cuh, "Window origin"). Without one, the kernel reads p.seqlen_k and
+    // p.causal_offset where it uses them, as before the modifiers.
+    constexpr bool kWindow = (kMods & mods::kWindow) != 0;
+    const tile::ScoreMod<kMods> mod = tile::ScoreMod<kMods>::make(p, bi.head);
+    const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, m0, mod);
+    const int key_shift = kWindow ? span.first * kBlockN : 0;
+    const auto seqlen_k = [&] { return kWindow ? p.seqlen_k - key_shift : p.seqlen_k; };
+    const auto causal_offset = [&] { return kWindow ? p.causal_offset - key_shift : p.causal_offset; };
+
     // Bases inline, not tile::tensor_bases: O's base would move as in the copy-out below.
     const unsigned short* q =
         static_cast<const unsigned short*>(p.q) + bi.batch * p.q_batch_stride + bi.head * p.q_head_stride;
-    const unsigned short* k =
-        static_cast<const unsigned short*>(p.k) + bi.batch * p.k_batch_stride + bi.head_kv * p.k_head_stride;
-    const unsigned short* v =
-        static_cast<const unsigned short*>(p.v) + bi.batch * p.v_batch_stride + bi.head_kv * p.v_head_stride;
+    const unsigned short* k = static_cast<const unsigned short*>(p.k) + bi.batch * p.k_batch_stride +
+                              bi.head_kv * p.k_head_stride + (kWindow ? key_shift * p.k_row_stride : 0);
+    const unsigned short* v = static_cast<const unsigned short*>(p.v) + bi.batch * p.v_batch_stride +
+                              bi.head_kv * p.v_head_stride + (kWindow ? key_shift * p.v_row_stride : 0);
     unsigned short* o = static_cast<unsigned short*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
     float* lse =
         p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(bi.batch) * p.heads_q + bi.head) * p.seqlen_q;
-    const int n_block_max = tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
+    const int n_block_max = kMods == 0 ? tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0) : span.count();
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];
@@ -187,10 +200,10 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 
     // K/V ring (tile/kv_ring.cuh): stage s holds K at sKV + 2 s kKVBytes, V right after.
     const auto load_k = [&](unsigned smem, int row0) {
-        load_tile<Tr, kBlockN, kEvenMN>(smem, k, p.k_row_stride, row0, p.seqlen_k);
+        load_tile<Tr, kBlockN, kEvenMN>(smem, k, p.k_row_stride, row0, seqlen_k());
     };
     const auto load_v = [&](unsigned smem, int row0) {
-        load_tile<Tr, kBlockN, kEvenMN>(smem, v, p.v_row_stride, row0, p.seqlen_k);
+        load_tile<Tr, kBlockN, kEvenMN>(smem, v, p.v_row_stride, row0, seqlen_k());
     };
     tile::KVRing<kStages, kBlockN, kKVBytes> ring{sKV, 0};
     if (n_block_max > 0) {  // Q_i in the group of the first key tile
@@ -255,19 +268,26 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         // the row base as an argument, loses the known low bits of warp_row0 + g, and the d-64 causal defaults grow by
         // 3 % SASS (bench/NOTES.md, "mma.sync kernel on the tile layer"). The inlined predicate leaves SASS counts,
         // registers and spills of every default tile unchanged (ptxas only flips some compares).
-        const bool need_mask =
-            (!kEvenMN && n0 + kBlockN > p.seqlen_k) || (kCausal && n0 + kBlockN - 1 > m0 + p.causal_offset);
+        // Softcap and ALiBi first (kMods only); the mask then overwrites the hidden scores.
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+            tile::modify_fragment(acc_s[mt], m0 + warp_row0 + mt * 16, n0, g, t, causal_offset(), mod);
+        const bool need_mask = (!kEvenMN && n0 + kBlockN > seqlen_k()) ||
+                               (kCausal && n0 + kBlockN - 1 > m0 + causal_offset()) ||
+                               tile::window_needs_mask<kBlockM, kBlockN>(n0, m0, causal_offset(), mod);
         if (need_mask) {
 #pragma unroll
             for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
                 for (int nt = 0; nt < kNTilesS; ++nt)
 #pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        if (tile::key_masked<kEvenMN, kCausal>(tile::frag_row(m0 + warp_row0 + mt * 16, e, g),
-                                                               tile::frag_col(n0, nt, e, t), p.seqlen_k,
-                                                               p.causal_offset))
+                    for (int e = 0; e < 4; ++e) {
+                        const int row = tile::frag_row(m0 + warp_row0 + mt * 16, e, g);
+                        const int col = tile::frag_col(n0, nt, e, t);
+                        if (tile::key_masked<kEvenMN, kCausal>(row, col, seqlen_k(), causal_offset()) ||
+                            mod.outside(row, col, causal_offset()))
                             acc_s[mt][nt][e] = kNegInf;
+                    }
         }
 
         ring.single_next_k(n_block, n0, load_k);

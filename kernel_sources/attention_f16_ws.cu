@@ -1,13 +1,15 @@
 // FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only); family "f16-ws"
 // (src/attention/families/f16_ws.cpp).
 //
-//   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal>
+//   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
 //                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
 //                                        k_map, const __grid_constant__ TensorMap v_map);
 //
+// kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches.
+//
 // Launch: block 384 threads, dynamic shared memory ws_layout::smem_bytes(kBlockN, kHeadDim, kStages). Without the
-// causal mask (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b + gridDim.x, ... in
+// causal mask or a window (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b + gridDim.x, ... in
 // tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2). Under the causal mask one
 // tile per block, grid (ceil(seqlen_q / 128), heads_q, batch), heavy tiles first (tile/coords.cuh, block_index): tiles
 // differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin (bench/NOTES.md).
@@ -48,7 +50,7 @@
 
 namespace fa_jit {
 
-template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal>
+template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0>
 __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     attention_fwd_f16_ws(const __grid_constant__ AttentionParams p, const __grid_constant__ TensorMap q_map,
                          const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map) {
@@ -76,7 +78,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const auto kv_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
 
     // At d 256 the persistent loop's registers do not fit beside O's 128 (ptxas spills 40 bytes): one tile per block.
-    constexpr bool kPersistent = ws_layout::persistent(kCausal, kHeadDim);
+    constexpr bool kPersistent = ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0);
     // This block's tiles: first, first + step, ... below end.
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
@@ -109,7 +111,9 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
         for (int tile = first; tile < end; tile += step) {
             const BlockIndex bi = block_at(tile);
-            const int n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, bi.m0);
+            const KeySpan span =
+                key_span<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, bi.m0, ScoreMod<kMods>::make(p, 0));
+            const int n_block_max = span.count();
             if (n_block_max == 0) continue;
             mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
             mbarrier::arrive_expect_tx(q_full, kQBytes);
@@ -118,7 +122,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, bi.m0, bi.head, bi.batch, q_full);
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                 const int s = kv_loads % kStages;
-                const int n0 = (n_block_max - 1 - it) * kBlockN;
+                const int n0 = (span.end - 1 - it) * kBlockN;
                 mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);  // the first trip finds it empty
                 mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
@@ -156,15 +160,26 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     for (int tile = first; tile < end; tile += step) {
         const BlockIndex bi = block_at(tile);
         const int m0 = bi.m0;
-        const int n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);  // visited last tile first
+        const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
+        const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, m0, mod);
+        const int n_block_max = span.count();  // visited last tile first
 
         float acc_o[kDBlocks][8][4];
         clear_accumulator(acc_o);
         float m_i[2] = {kNegInf, kNegInf};
         float l_i[2] = {0.f, 0.f};
         const auto softmax = [&](float(&acc_s)[kNTilesS][4], int n0, unsigned(&p_frag)[kNTilesS][2], float(&alpha)[2]) {
-            if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
-                mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
+            if constexpr (kMods == 0) {
+                if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
+                    mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset,
+                                                  kNegInf);
+            } else {
+                modify_fragment(acc_s, m0 + warp_row0, n0, g, t, p.causal_offset, mod);
+                if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset) ||
+                    window_needs_mask<kBlockM, kBlockN>(n0, m0, p.causal_offset, mod))
+                    mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset,
+                                                  kNegInf, mod);
+            }
             online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                            [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
         };
@@ -188,7 +203,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
                 if (n_block_max == 1) release_q();
-                softmax(acc_s, (n_block_max - 1) * kBlockN, p_frag, alpha);
+                softmax(acc_s, (span.end - 1) * kBlockN, p_frag, alpha);
             }
             for (int it = 1; it < n_block_max; ++it) {
                 // P V of key tile it - 1 (stage sp), then S of key tile it (stage s). Every wgmma is issued on every
@@ -207,7 +222,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
                 if (it == n_block_max - 1) release_q();
-                softmax(acc_s, (n_block_max - 1 - it) * kBlockN, p_frag, alpha);
+                softmax(acc_s, (span.end - 1 - it) * kBlockN, p_frag, alpha);
             }
             // P V of the last key tile.
             const int sp = (kv0 + n_block_max - 1) % kStages;

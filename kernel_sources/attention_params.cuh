@@ -4,6 +4,15 @@
 
 namespace fa_jit {
 
+// Score modifiers: compile-time features of a kernel (the bits of its kMods template argument), each carrying its
+// cost only in the kernels that use it. Their values are in AttentionParams.
+namespace mods {
+constexpr int kWindow = 1;   // sliding window: query i sees keys [i + offset - window_left, i + offset + window_right]
+constexpr int kSoftcap = 2;  // logit soft-capping: s = softcap * tanh(scale * q.k / softcap)
+constexpr int kAlibi = 4;    // ALiBi: s -= slope[head] * |i + offset - j|
+constexpr int kAll = kWindow | kSoftcap | kAlibi;
+}  // namespace mods
+
 // Element strides are counted in elements, not bytes. The last dimension (head_dim) is always contiguous.
 // Tensors are indexed [batch][head][row][col]; any batch/head/row strides express both BSHD and BHSD.
 struct AttentionParams {
@@ -37,6 +46,20 @@ struct AttentionParams {
     // keys, clamped to [0, seqlen_k] in the kernel (device data the host never sees is never trusted). With it, the
     // causal offset is seqused_k[b] - seqlen_q (tile::used_keys, tile::causal_offset).
     const int* seqused_k;
+
+    // Score modifiers (mods::), read only by kernels compiled with them. offset is the causal offset (against the used
+    // keys under seqused_k).
+    //   window_left / window_right: the sliding window, both >= 0 (an unbounded side holds seqlen_q + seqlen_k, past
+    //     every key), so a kernel compares without branching.
+    //   softcap_scale = scale / softcap: with kSoftcap a kernel's raw score is tanh(q.k * softcap_scale), and
+    //     scale_log2 is softcap * log2 e, so the softmax code is unchanged.
+    //   alibi_slopes: device fp32 [heads_q]; alibi_unit converts a bias into raw-score units (1 / scale, or 1 / softcap
+    //     with kSoftcap): raw += -slope * alibi_unit * |i + offset - j|.
+    //   softcap: the cap itself (0: off), for the reference kernel.
+    int window_left, window_right;
+    float softcap, softcap_scale;
+    const float* alibi_slopes;
+    float alibi_unit;
 
     // Split-KV (the decode family): the keys of each (sequence, KV head) are split into num_splits blocks. With more
     // than one, each block writes its normalised partial O and its LSE to the workspace and a combine kernel merges

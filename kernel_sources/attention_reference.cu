@@ -8,8 +8,11 @@
 // Launch:           grid (ceil(seqlen_q / 128), heads_q, batch), block 128 threads, no dynamic shared memory.
 //
 // One thread per query row, float64 throughout, two passes over the keys (row max, then sum and P @ V):
-//   s_j = scale * q . k_j    for visible keys j (j < used and, if causal, j <= i + used - seqlen_q), where used is
-//                            seqlen_k or the clamped seqused_k[batch]
+//   s_j = scale * q . k_j    for visible keys j (j < used and, if causal, j <= i + off; inside the sliding window
+//                            i + off - window_left <= j <= i + off + window_right), where used is seqlen_k or the
+//                            clamped seqused_k[batch] and off = used - seqlen_q
+//   then s_j = softcap * tanh(s_j / softcap) if softcap > 0, and s_j -= slope[head] * |i + off - j| with ALiBi.
+// The score modifiers are read at run time (the window bounds of AttentionParams are set with or without one).
 //   m = max_j s_j,  l = sum_j exp(s_j - m),  o = sum_j exp(s_j - m) v_j / l,  lse = m + log(l)
 // A row that sees no key gets o = 0 and lse = -inf. O is rounded once to T; LSE is written as float.
 #pragma once
@@ -37,11 +40,16 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
     const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
     T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + row * p.o_row_stride;
 
-    // Keys [0, n_visible) are visible to this row.
+    // Keys [first, n_visible) are visible to this row.
     const int used = tile::used_keys(p, batch);
-    long long last = kCausal ? static_cast<long long>(row) + tile::causal_offset(p, used) : used - 1LL;
+    const long long diagonal = static_cast<long long>(row) + tile::causal_offset(p, used);  // i + off
+    long long last = kCausal ? diagonal : used - 1LL;
+    if (last > diagonal + p.window_right) last = diagonal + p.window_right;
     if (last > used - 1) last = used - 1;
+    const long long first_key = diagonal - p.window_left;
+    const int first = first_key < 0 ? 0 : (first_key > last + 1 ? static_cast<int>(last + 1) : static_cast<int>(first_key));
     const int n_visible = last < 0 ? 0 : static_cast<int>(last + 1);
+    const double slope = p.alibi_slopes != nullptr ? static_cast<double>(p.alibi_slopes[head]) : 0.0;
 
     double q_row[kReferenceMaxHeadDim];
     double acc[kReferenceMaxHeadDim];
@@ -53,16 +61,19 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
         const T* k_row = k + j * p.k_row_stride;
         double s = 0.0;
         for (int c = 0; c < d; ++c) s += q_row[c] * static_cast<double>(to_float(k_row[c]));
-        return s * static_cast<double>(p.scale);
+        s *= static_cast<double>(p.scale);
+        if (p.softcap > 0.f) s = p.softcap * tanh(s / p.softcap);
+        const double distance = static_cast<double>(diagonal - j);
+        return s - slope * (distance < 0 ? -distance : distance);
     };
 
     double m = neg_inf_f64();
-    for (int j = 0; j < n_visible; ++j) {
+    for (int j = first; j < n_visible; ++j) {
         const double s = score(j);
         m = s > m ? s : m;
     }
     double l = 0.0;
-    for (int j = 0; j < n_visible; ++j) {
+    for (int j = first; j < n_visible; ++j) {
         const double pj = exp(score(j) - m);
         l += pj;
         const T* v_row = v + j * p.v_row_stride;

@@ -27,9 +27,10 @@ FA_JIT_HOST_DEVICE constexpr bool legal(int block_n, int head_dim, int stages) {
 }
 
 // Whether the kernel loops over tiles (grid: min(tiles, SMs)) or takes one per block (grid: query tiles x heads x
-// batch): persistent without the causal mask (tiles of equal cost), below d 256 (registers).
-FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim) {
-    return !causal && padded_head_dim(head_dim) < 256;
+// batch): persistent without the causal mask or a sliding window (tiles of equal cost, and each has keys), below
+// d 256 (registers).
+FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim, bool window = false) {
+    return !causal && !window && padded_head_dim(head_dim) < 256;
 }
 
 }  // namespace fa_jit::ws_layout

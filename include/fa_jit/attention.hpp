@@ -1,6 +1,8 @@
 // attention(): FlashAttention forward on device pointers the caller owns, on the caller's stream.
 //
-//   O = softmax(scale * Q K^T [+ causal mask]) V,   LSE = log(sum(exp(scale * Q K^T)))   (per query row)
+//   O = softmax(S) V,   LSE = log(sum(exp(S)))   (per query row, over the keys the row sees)
+//   S = scale * Q K^T, then optionally softcap * tanh(S / softcap), then minus the ALiBi bias slope * |i + off - j|;
+//   masks (causal, sliding window) hide keys; off = seqlen_k - seqlen_q aligns them bottom-right.
 //
 // The first call for a new problem class compiles a kernel specialized for it (or loads it from the disk cache);
 // later calls only validate and launch. Tile configurations, kernel families and tuning: fa_jit/tuning.hpp.
@@ -60,6 +62,19 @@ struct FA_JIT_API AttentionArgs {
     // Causal mask aligned bottom-right: query i sees key j iff j <= i + seqlen_k - seqlen_q.
     // A query that sees no key gets O = 0 and LSE = -inf.
     bool causal = false;
+
+    // ---- Masks and score modifiers (each compiles into the kernel only when used) ----
+    // Sliding window, as FlashAttention-2 defines it: query i sees key j iff i + off - window_left <= j <= i + off +
+    // window_right (off as for causal); -1 leaves that side unbounded. With causal the two masks intersect
+    // (window_right then only matters if it is 0). Both -1: no window.
+    int window_left = -1;
+    int window_right = -1;
+    // Logit soft-capping (0 = off, else > 0): S = softcap * tanh(scale * q.k / softcap), after the scale.
+    float softcap = 0.f;
+    // Optional device fp32 [heads_q]: ALiBi slopes; S -= slope[h] * |i + off - j| (after softcap). O matches
+    // FlashAttention-2's convention, causal or not; LSE includes the bias (FlashAttention-2's causal LSE differs from
+    // it by slope * (i + off) per row).
+    const float* alibi_slopes = nullptr;
 
     // ---- KV cache (decode) ----
     // Optional device int32 [batch]: sequence b attends to the first seqused_k[b] keys of its seqlen_k (a KV cache

@@ -39,6 +39,25 @@ struct FA_JIT_API TileConfig {
 // "64x64w4", "128x64w4s2" or "128x64w8s2-wgmma" -> TileConfig; nullopt when malformed (legality is not checked).
 FA_JIT_API std::optional<TileConfig> parse_tile_config(std::string_view text);
 
+// The score modifiers a kernel is compiled with (AttentionArgs: window_left / window_right, softcap, alibi_slopes).
+struct FA_JIT_API ScoreMods {
+    bool window = false;
+    bool softcap = false;
+    bool alibi = false;
+
+    static ScoreMods of(const AttentionArgs& args) {
+        return {args.window_left >= 0 || args.window_right >= 0, args.softcap != 0.f, args.alibi_slopes != nullptr};
+    }
+    // The kernels' kMods template argument (mods:: bits of attention_params.cuh: window 1, softcap 2, alibi 4).
+    int bits() const { return (window ? 1 : 0) | (softcap ? 2 : 0) | (alibi ? 4 : 0); }
+    bool any() const { return window || softcap || alibi; }
+    std::string to_string() const;  // "window,softcap"; "none" without any
+    // "window", "softcap", "alibi" separated by commas ("" or "none": none); throws InvalidArgument naming `argument`.
+    static ScoreMods parse(std::string_view text, const char* argument = "features");
+    bool operator==(const ScoreMods& o) const noexcept { return bits() == o.bits(); }
+    bool operator!=(const ScoreMods& o) const noexcept { return !(*this == o); }
+};
+
 // The problem class a kernel and a tile are chosen for: what is a compile-time constant of the kernel, and the
 // lengths (through their power-of-two buckets) that the tile choice depends on.
 struct FA_JIT_API ProblemClass {
@@ -53,6 +72,7 @@ struct FA_JIT_API ProblemClass {
     // that has elements; a BHSD K without keys has zero strides and repeats nothing): families
     // that load through TMA maps, which cannot express that, do not serve the problem.
     bool repeated_input = false;
+    ScoreMods mods;  // only families whose kernels have every modifier serve the problem
     static ProblemClass of(const AttentionArgs& args) {
         const auto repeats = [](const Strides& s, int batch, int heads, int rows) {
             if (batch == 0 || heads == 0 || rows == 0) return false;  // no elements: nothing repeats
@@ -67,7 +87,8 @@ struct FA_JIT_API ProblemClass {
                 args.seqused_k != nullptr,
                 repeats(args.q_strides, args.batch, args.heads_q, args.seqlen_q) ||
                     repeats(args.k_strides, args.batch, args.heads_kv, args.seqlen_k) ||
-                    repeats(args.v_strides, args.batch, args.heads_kv, args.seqlen_k)};
+                    repeats(args.v_strides, args.batch, args.heads_kv, args.seqlen_k),
+                ScoreMods::of(args)};
     }
 };
 
@@ -83,6 +104,7 @@ struct FA_JIT_API AttentionKernelSpec {
     bool even_mn = false;
     // Reads per-sequence KV lengths (AttentionArgs::seqused_k), for families whose kernels specialize on it.
     bool seqused_k = false;
+    ScoreMods mods;  // score modifiers compiled in (the kMods template argument)
 
     std::string family() const;           // e.g. "f16-wgmma"; throws InvalidArgument when no family owns the tile
     std::string source_name() const;      // the kernel_sources/ file
@@ -91,7 +113,7 @@ struct FA_JIT_API AttentionKernelSpec {
     std::size_t shared_bytes() const;  // dynamic shared memory per block
     bool operator==(const AttentionKernelSpec& o) const noexcept {
         return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile &&
-               even_mn == o.even_mn && seqused_k == o.seqused_k;
+               even_mn == o.even_mn && seqused_k == o.seqused_k && mods == o.mods;
     }
 };
 

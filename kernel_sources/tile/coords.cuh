@@ -18,6 +18,7 @@
 #pragma once
 
 #include "attention_params.cuh"
+#include "tile/mask.cuh"
 
 namespace fa_jit::tile {
 
@@ -100,6 +101,24 @@ __device__ __forceinline__ int key_tiles(int seqlen_k, int causal_offset, int m0
 template <int kBlockM, int kBlockN, bool kCausal>
 __device__ __forceinline__ int key_tiles(const AttentionParams& p, int m0) {
     return key_tiles<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, m0);
+}
+
+// The key tiles [first, end) a query tile at m0 visits: key_tiles() narrowed to the sliding window. Without kWindow,
+// first is the constant 0.
+struct KeySpan {
+    int first, end;
+    __device__ __forceinline__ int count() const { return end - first; }
+};
+template <int kBlockM, int kBlockN, bool kCausal, int kMods>
+__device__ __forceinline__ KeySpan key_span(int seqlen_k, int offset, int m0, const ScoreMod<kMods>& mod) {
+    KeySpan span{0, key_tiles<kBlockM, kBlockN, kCausal>(seqlen_k, offset, m0)};
+    if constexpr (ScoreMod<kMods>::kWindow) {
+        const int last_visible = m0 + kBlockM - 1 + offset + mod.right;  // the last row's last key
+        span.end = min(span.end, last_visible < 0 ? 0 : last_visible / kBlockN + 1);
+        const int first_visible = m0 + offset - mod.left;  // the first row's first key
+        span.first = min(first_visible <= 0 ? 0 : first_visible / kBlockN, span.end);
+    }
+    return span;
 }
 
 }  // namespace fa_jit::tile

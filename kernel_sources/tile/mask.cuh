@@ -6,9 +6,62 @@
 //
 // A key column col is masked for query row row when col >= seqlen_k (unless kEvenMN: every tile is full) or, with
 // kCausal, when col > row + causal_offset (bottom-right aligned: the last query row sees the last key).
+//
+// Score modifiers (kMods, the mods:: bits of attention_params.cuh) through ScoreMod: the sliding window hides
+// col < row + offset - left and col > row + offset + right, and narrows the key tiles a query tile visits
+// (key_span); softcap and ALiBi change every visible score (modify_fragment). A kernel without them (kMods 0)
+// compiles exactly the code it had before: every added line sits under a compile-time condition.
+//
+// Window origin: a kernel whose span starts at tile `first` may move its K / V bases to key first * kBlockN and count
+// keys from there, with seqlen_k and the offset reduced by first * kBlockN (KeySpan::shift): every mask and bias is
+// written in row + offset - col, which the shift leaves unchanged.
 #pragma once
 
+#include "attention_params.cuh"
+#include "ptx.cuh"
+
 namespace fa_jit::tile {
+
+// The modifiers' per-block values: one head's slope, the window, the softcap factor.
+template <int kMods>
+struct ScoreMod {
+    static constexpr bool kWindow = (kMods & mods::kWindow) != 0;
+    static constexpr bool kSoftcap = (kMods & mods::kSoftcap) != 0;
+    static constexpr bool kAlibi = (kMods & mods::kAlibi) != 0;
+    int left, right;      // window sides (an unbounded side reaches past every key)
+    float softcap_log2;   // 2 log2(e) * scale / softcap: raw = tanh(q.k * scale / softcap) = tanh_from_exp2(q.k * it)
+    float slope;          // ALiBi: slope[head] in raw-score units
+
+    static __device__ __forceinline__ ScoreMod make(const AttentionParams& p, int head) {
+        ScoreMod m{};
+        if (kWindow) m.left = p.window_left, m.right = p.window_right;
+        if (kSoftcap) m.softcap_log2 = p.softcap_scale * 2.8853900817779268f;  // 2 log2 e
+        if (kAlibi) m.slope = p.alibi_slopes[head] * p.alibi_unit;
+        return m;
+    }
+    // Is key col outside the window of query row? (offset: the causal offset in the kernel's key origin)
+    __device__ __forceinline__ bool outside(int row, int col, int offset) const {
+        return kWindow && (col < row + offset - left || col > row + offset + right);
+    }
+    // The raw score of (row, col) after softcap and ALiBi.
+    __device__ __forceinline__ float apply(float s, int row, int col, int offset) const {
+        if (kSoftcap) s = ptx::tanh_from_exp2(s * softcap_log2);
+        if (kAlibi) {
+            const int distance = row + offset - col;
+            s = fmaf(-slope, static_cast<float>(distance < 0 ? -distance : distance), s);
+        }
+        return s;
+    }
+};
+
+
+// Window borders: does the key tile [n0, n0 + kBlockN) cross the window of some row of [m0, m0 + kBlockM)? The last
+// row has the rightmost left border, the first row the leftmost right border.
+template <int kBlockM, int kBlockN, int kMods>
+__device__ __forceinline__ bool window_needs_mask(int n0, int m0, int offset, const ScoreMod<kMods>& mod) {
+    return ScoreMod<kMods>::kWindow &&
+           (n0 < m0 + kBlockM - 1 + offset - mod.left || n0 + kBlockN - 1 > m0 + offset + mod.right);
+}
 
 // Does the key tile [n0, n0 + kBlockN) need a mask for some row of the query tile starting at m0? Only the tile that
 // straddles seqlen_k and those crossing the causal diagonal do; the others skip the per-element compares.
@@ -45,6 +98,33 @@ __device__ __forceinline__ void mask_fragment(float (&s)[kNT][4], int row_0, int
             if (key_masked<kEvenMN, kCausal>(frag_row(row_0, e, g), frag_col(col_0, nt, e, t), seqlen_k, causal_offset))
                 s[nt][e] = neg_inf;
         }
+}
+
+// mask_fragment with the window: also hides the keys outside each row's window.
+template <bool kEvenMN, bool kCausal, int kMods, int kNT>
+__device__ __forceinline__ void mask_fragment(float (&s)[kNT][4], int row_0, int col_0, int g, int t, int seqlen_k,
+                                              int causal_offset, float neg_inf, const ScoreMod<kMods>& mod) {
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int row = frag_row(row_0, e, g), col = frag_col(col_0, nt, e, t);
+            if (key_masked<kEvenMN, kCausal>(row, col, seqlen_k, causal_offset) || mod.outside(row, col, causal_offset))
+                s[nt][e] = neg_inf;
+        }
+}
+
+// Softcap and ALiBi on every score of a 16-row fragment (before masking, which then overwrites hidden scores).
+template <int kMods, int kNT>
+__device__ __forceinline__ void modify_fragment(float (&s)[kNT][4], int row_0, int col_0, int g, int t, int offset,
+                                                const ScoreMod<kMods>& mod) {
+    if constexpr (ScoreMod<kMods>::kSoftcap || ScoreMod<kMods>::kAlibi) {
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                s[nt][e] = mod.apply(s[nt][e], frag_row(row_0, e, g), frag_col(col_0, nt, e, t), offset);
+    }
 }
 
 }  // namespace fa_jit::tile

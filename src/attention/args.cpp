@@ -115,6 +115,18 @@ void validate_problem(const AttentionArgs& a) {
     FA_JIT_REQUIRE(a.heads_q <= 65535, "heads_q", "<= 65535", std::to_string(a.heads_q));
     FA_JIT_REQUIRE(a.batch <= 65535, "batch", "<= 65535", std::to_string(a.batch));
     if (a.scale) FA_JIT_REQUIRE(std::isfinite(*a.scale), "scale", "a finite number", std::to_string(*a.scale));
+    FA_JIT_REQUIRE(a.window_left >= -1, "window_left", ">= -1 (-1: unbounded)", std::to_string(a.window_left));
+    FA_JIT_REQUIRE(a.window_right >= -1, "window_right", ">= -1 (-1: unbounded)", std::to_string(a.window_right));
+    // Window bounds are compared as i + off +- window in 32-bit arithmetic (off = seqlen_k - seqlen_q).
+    if (a.window_left >= 0 || a.window_right >= 0)
+        FA_JIT_REQUIRE(static_cast<std::int64_t>(a.seqlen_q) + a.seqlen_k < (std::int64_t{1} << 30), "seqlen_k",
+                       "seqlen_q + seqlen_k below 2^30 with a sliding window", std::to_string(a.seqlen_k));
+    FA_JIT_REQUIRE(std::isfinite(a.softcap) && a.softcap >= 0.f, "softcap", "a finite number >= 0 (0: off)",
+                   std::to_string(a.softcap));
+    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.alibi_slopes) % alignof(float) == 0, "alibi_slopes",
+                   "a 4-byte aligned device pointer or null", pointer_string(a.alibi_slopes));
+    if (a.alibi_slopes && a.softcap == 0.f && a.scale)  // the bias is added in units of the scale
+        FA_JIT_REQUIRE(*a.scale != 0.f, "scale", "nonzero with alibi_slopes", std::to_string(*a.scale));
     FA_JIT_REQUIRE(a.num_splits >= 0 && a.num_splits <= kMaxSplits, "num_splits",
                    "in [0, " + std::to_string(kMaxSplits) + "] (0: choose)", std::to_string(a.num_splits));
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.seqused_k) % alignof(int) == 0, "seqused_k",

@@ -56,10 +56,13 @@ public:
     // Whether its binaries run on a GPU of compute capability `cc`.
     virtual bool runs_on(int cc) const = 0;
     // Whether it should run `problem` on `cc`: accepts() and runs_on(), and every feature the problem uses. The
-    // default serves problems without per-sequence KV lengths (seqused_k).
+    // default serves problems without per-sequence KV lengths (seqused_k) whose score modifiers it has.
     virtual bool serves(const ProblemClass& problem, int cc) const {
-        return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && !problem.seqused_k;
+        return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && !problem.seqused_k && has_mods(problem);
     }
+    // The score modifiers its kernels compile with (mods:: bits: window, softcap, alibi).
+    virtual int score_mods() const { return 0; }
+    bool has_mods(const ProblemClass& problem) const { return (problem.mods.bits() & ~score_mods()) == 0; }
     // Whether the chooser runs `problem` with this family when no tile is forced or tuned: serves() unless the family
     // is only faster than the next one on part of what it serves.
     virtual bool chosen_for(const ProblemClass& problem, int cc) const { return serves(problem, cc); }
@@ -119,6 +122,10 @@ std::shared_ptr<const KernelFamily> family_owning(const TileConfig& tile);
 std::shared_ptr<const KernelFamily> family_serving(const ProblemClass& problem, int cc);
 // The first family chosen_for `problem` on `cc` (the one attention() runs without a forced tile), or null.
 std::shared_ptr<const KernelFamily> family_chosen(const ProblemClass& problem, int cc);
+
+// The trailing template argument of a kernel compiled with score modifiers: ", 5" for window and alibi; empty
+// without any (the kernels' kMods defaults to 0, so their names stay those of the kernels before modifiers).
+std::string mods_argument(const AttentionKernelSpec& spec);
 
 // The kernels' name for `dtype`'s element type: "float", "fa_jit::half_t" or "fa_jit::bf16_t".
 const char* kernel_element_type(DType dtype);

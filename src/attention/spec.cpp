@@ -51,6 +51,7 @@ AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& til
         throw InvalidArgument("tile", "a chosen configuration (e.g. from choose_tile_config())", tile.to_string());
     AttentionKernelSpec spec{a.dtype, a.head_dim, a.causal, tile};
     spec.seqused_k = a.seqused_k != nullptr;
+    spec.mods = ScoreMods::of(a);
     // Decided from tile_alignment(), which the kernel table keys on, so that one table entry means one kernel.
     spec.even_mn = owner(tile)->has_even_variant() && tile_alignment(a.seqlen_q) % tile.block_m == 0 &&
                    tile_alignment(a.seqlen_k) % tile.block_n == 0;
@@ -83,7 +84,8 @@ std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int c
         // The bounds-checked kernel, and the one for lengths that are multiples of the tile where there is one.
         for (bool even : {false, true}) {
             if (even && !owner(tile)->has_even_variant()) continue;
-            specs.push_back({problem.dtype, problem.head_dim, problem.causal, tile, even, problem.seqused_k});
+            specs.push_back({problem.dtype, problem.head_dim, problem.causal, tile, even, problem.seqused_k,
+                             problem.mods});
         }
     }
     return specs;

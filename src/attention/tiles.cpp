@@ -10,6 +10,20 @@ namespace {
 
 // No family serves `problem` on `cc`: names the feature no family has for it, else the head dim.
 [[noreturn]] void throw_unserved(const ProblemClass& problem, int cc) {
+    // A score modifier no family serving the rest has: named by its argument.
+    const std::pair<bool ScoreMods::*, const char*> mods[] = {
+        {&ScoreMods::window, "window_left"}, {&ScoreMods::softcap, "softcap"}, {&ScoreMods::alibi, "alibi_slopes"}};
+    for (const auto& [mod, argument] : mods) {
+        ProblemClass without = problem;
+        without.mods.*mod = false;
+        if (problem.mods.*mod && family_serving(without, cc))
+            throw InvalidArgument(argument,
+                                  fmt::format("unset: no kernel family has this score modifier for this problem ({}, "
+                                              "d {}{}) on sm_{}",
+                                              fa_jit::to_string(problem.dtype), problem.head_dim,
+                                              problem.seqused_k ? ", seqused_k" : "", cc),
+                                  "set");
+    }
     ProblemClass plain = problem;
     plain.seqused_k = false;
     if (problem.seqused_k && family_serving(plain, cc))

@@ -17,12 +17,13 @@ namespace {
 
 std::string tuning_key(const DeviceInfo& device, const ProblemClass& p) {
     // Decode problems are told apart by their exact query length (query_length_class) and group size; "|used": with
-    // per-sequence KV lengths. Prefill keys of group size 1 are unchanged.
+    // per-sequence KV lengths; "|window,softcap": score modifiers. Prefill keys of group size 1 are unchanged.
     std::string key = fmt::format("{}|sm_{}{}|{}|d{}|{}|q{}|k{}", device.name, device.cc_major, device.cc_minor,
                                   to_string(p.dtype), p.head_dim, p.causal ? "causal" : "full",
                                   query_length_class(p.seqlen_q), seqlen_bucket(p.seqlen_k));
     if (p.group_size != 1) key += fmt::format("|g{}", p.group_size);
     if (p.seqused_k) key += "|used";
+    if (p.mods.any()) key += "|" + p.mods.to_string();
     return key;
 }
 

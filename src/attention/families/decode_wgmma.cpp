@@ -67,9 +67,9 @@ public:
     std::string source_name() const override { return "attention_decode_wgmma.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
         const char* type = kernel_element_type(s.dtype);
-        // <T, M, N, d, stages, causal>, then the combine kernel <T, d>.
-        return {fmt::format("fa_jit::attention_decode_wgmma<{}, {}, {}, {}, {}, {}>", type, s.tile.block_m,
-                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal),
+        // <T, M, N, d, stages, causal[, mods]>, then the combine kernel <T, d>.
+        return {fmt::format("fa_jit::attention_decode_wgmma<{}, {}, {}, {}, {}, {}{}>", type, s.tile.block_m,
+                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s)),
                 fmt::format("fa_jit::attention_split_combine<{}, {}>", type, s.head_dim)};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {

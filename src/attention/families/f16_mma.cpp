@@ -57,10 +57,10 @@ public:
 
     std::string source_name() const override { return "attention_f16.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <T, B_r, B_c, d, warps, stages, causal, even_mn>
-        return {fmt::format("fa_jit::attention_fwd_f16<{}, {}, {}, {}, {}, {}, {}, {}>", kernel_element_type(s.dtype),
+        // <T, B_r, B_c, d, warps, stages, causal, even_mn[, mods]>
+        return {fmt::format("fa_jit::attention_fwd_f16<{}, {}, {}, {}, {}, {}, {}, {}{}>", kernel_element_type(s.dtype),
                             s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.warps, s.tile.stages, s.causal,
-                            s.even_mn)};
+                            s.even_mn, mods_argument(s))};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return f16_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages);

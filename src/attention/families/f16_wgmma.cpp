@@ -52,9 +52,10 @@ public:
 
     std::string source_name() const override { return "attention_f16_wgmma.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <T, B_r, B_c, d, stages, causal, even_mn>: the warp count follows from B_r.
-        return {fmt::format("fa_jit::attention_fwd_f16_wgmma<{}, {}, {}, {}, {}, {}, {}>", kernel_element_type(s.dtype),
-                            s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal, s.even_mn)};
+        // <T, B_r, B_c, d, stages, causal, even_mn[, mods]>: the warp count follows from B_r.
+        return {fmt::format("fa_jit::attention_fwd_f16_wgmma<{}, {}, {}, {}, {}, {}, {}{}>",
+                            kernel_element_type(s.dtype), s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages,
+                            s.causal, s.even_mn, mods_argument(s))};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return wgmma_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages);

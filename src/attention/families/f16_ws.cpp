@@ -104,8 +104,9 @@ public:
 
     std::string source_name() const override { return "attention_f16_ws.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}>", kernel_element_type(s.dtype),
-                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal)};
+        // <T, B_c, d, stages, causal[, mods]>: B_r is 128.
+        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}{}>", kernel_element_type(s.dtype),
+                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
@@ -115,7 +116,7 @@ public:
     // one block per tile (under the causal mask tiles differ in cost: the block scheduler balances them).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
-        if (!ws_layout::persistent(spec.causal, spec.head_dim)) return plan;
+        if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.mods.window)) return plan;
         const long long tiles = 1ll * plan.launches[0].grid[0] * a.heads_q * a.batch;
         FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
                        "at most 2^31 - 1 query tiles of 128 rows over batch x heads_q", std::to_string(tiles));

@@ -19,7 +19,9 @@ public:
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f32; }
     bool runs_on(int cc) const override { return cc >= 80; }  // cp.async, TF32 mma
     // Reads per-sequence KV lengths too (fp32 has no split-KV family: decode runs here, one block per query tile).
-    bool serves(const ProblemClass& p, int cc) const override { return accepts(p.dtype, p.head_dim) && runs_on(cc); }
+    bool serves(const ProblemClass& p, int cc) const override {
+        return accepts(p.dtype, p.head_dim) && runs_on(cc) && has_mods(p);
+    }
     void check_args(const AttentionArgs&) const override {}  // any element-aligned pointer and stride
 
     bool owns(const TileConfig& t) const override { return t.variant.empty() && t.stages == 0; }
@@ -53,10 +55,12 @@ public:
 
     std::string source_name() const override { return "attention_fp32.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k]>: math 1 = 3xTF32 on tensor cores (fp32
-        // accuracy); a register bound of one block per SM (a higher one makes ptxas cap registers and spill).
+        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k[, mods]]>: math 1 = 3xTF32 on tensor cores
+        // (fp32 accuracy); a register bound of one block per SM (a higher one makes ptxas cap registers and spill).
+        const std::string features = s.mods.any() ? fmt::format(", {}, {}", s.seqused_k, s.mods.bits())
+                                                  : (s.seqused_k ? ", true" : "");
         return {fmt::format("fa_jit::attention_fwd_fp32<{}, {}, {}, {}, {}, 1, 1{}>", s.tile.block_m, s.tile.block_n,
-                            s.head_dim, s.tile.warps, s.causal, s.seqused_k ? ", true" : "")};
+                            s.head_dim, s.tile.warps, s.causal, features)};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return fp32_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim);
