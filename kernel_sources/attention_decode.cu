@@ -1,7 +1,8 @@
 // Split-KV decode attention for fp16 / bf16 (mma.sync m16n8k16, cp.async; sm_80 and newer), and the combine kernel
 // that merges the splits.
 //
-//   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal>
+//   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal,
+//             int kMods = 0>
 //   __global__ void attention_decode_split(const __grid_constant__ AttentionParams p);
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
@@ -22,6 +23,8 @@
 // workspace and attention_split_combine merges them. A split that sees no key writes O_s = 0 and LSE_s = -inf.
 //
 // Per-sequence lengths: p.seqused_k (clamped, tile::used_keys); the causal mask is bottom-right aligned to them.
+// Score modifiers (kMods, tile/mask.cuh): each packed row has its own keys, diagonal and ALiBi slope
+// (tile::RowKeys); a sliding window narrows the key tiles the splits share.
 // Preconditions (host-validated): q, k, v, o 16-byte aligned, strides multiples of 8 elements, scale > 0.
 #pragma once
 
@@ -83,7 +86,7 @@ using tile::swz_pair;
 
 }  // namespace decode_detail
 
-template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal>
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, int kMods = 0>
 __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __grid_constant__ AttentionParams p) {
     using namespace decode_detail;
     using Tr = AttentionDecodeTraits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
@@ -101,7 +104,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     const unsigned sRing = sQ + Tr::kQBytes;
 
     // ---- which rows, split and keys ------------------------------------------------------------------------------
-    const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal>::make(p);
+    const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal, kMods>::make(p);
     launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     const int rows_total = blk.rows_total;
     const int r0 = blk.r0;
@@ -164,6 +167,15 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int h = 0; h < 2; ++h) limit[mt][h] = blk.key_limit(warp_row0 + mt * 16 + h * 8 + g);
+    // With score modifiers: each row's keys, diagonal and slope instead.
+    const tile::ScoreMod<kMods> mod = tile::ScoreMod<kMods>::make(p, 0);
+    tile::RowKeys row_keys[kMods != 0 ? kMTiles : 1][2];
+    if constexpr (kMods != 0) {
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) row_keys[mt][h] = blk.row_keys(p, warp_row0 + mt * 16 + h * 8 + g);
+    }
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];
@@ -248,15 +260,31 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
             }
         }
 
-        // Mask: only tiles reaching past the keys every row sees.
-        if (n0 + kWarpN > blk.mask_from) {
+        // Mask: only tiles reaching past the keys every row sees. With score modifiers, every score is modified and
+        // checked against its row's keys.
+        if constexpr (kMods == 0) {
+            if (n0 + kWarpN > blk.mask_from) {
+#pragma unroll
+                for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+                    for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                        for (int e = 0; e < 4; ++e)
+                            if (tile::frag_col(n0, nt, e, t) >= limit[mt][e / 2]) acc_s[mt][nt][e] = kNegInf;
+            }
+        } else {
 #pragma unroll
             for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
                 for (int nt = 0; nt < kNTilesS; ++nt)
 #pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        if (tile::frag_col(n0, nt, e, t) >= limit[mt][e / 2]) acc_s[mt][nt][e] = kNegInf;
+                    for (int e = 0; e < 4; ++e) {
+                        const int col = tile::frag_col(n0, nt, e, t);
+                        const tile::RowKeys& rk = row_keys[mt][e / 2];
+                        acc_s[mt][nt][e] = col >= rk.end || col < rk.begin
+                                               ? kNegInf
+                                               : mod.modify(acc_s[mt][nt][e], rk.diagonal - col, rk.slope);
+                    }
         }
 
         // Online softmax, then O = O * alpha + P V into a fresh accumulator per 16 columns (tile/softmax.cuh).

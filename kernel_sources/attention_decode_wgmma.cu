@@ -2,7 +2,8 @@
 // compute-bound on mma.sync: MQA or large GQA groups with several query tokens (e.g. 4 tokens x 32 query heads = 128
 // rows per KV head read 128 FLOP per K/V byte, more than mma.sync delivers at the HBM rate).
 //
-//   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal>
+//   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal,
+//             int kMods = 0>
 //   __global__ void attention_decode_wgmma(const __grid_constant__ AttentionParams p);
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
@@ -44,7 +45,7 @@
 
 namespace fa_jit {
 
-template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal>
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0>
 __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const __grid_constant__ AttentionParams p) {
     using namespace tile;
     constexpr int kNThreads = kBlockM * 2;
@@ -61,7 +62,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
 
-    const auto blk = SplitBlock<kBlockM, kBlockN, kCausal>::make(p);
+    const auto blk = SplitBlock<kBlockM, kBlockN, kCausal, kMods>::make(p);
     ptx::launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     const int n_tiles = blk.t_end - blk.t_begin;  // this split's key tiles, visited last first
     const int warp = threadIdx.x / 32;
@@ -92,6 +93,10 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
 
     // Keys [0, limit) that this thread's rows g and g + 8 see.
     const int limit[2] = {blk.key_limit(warp_row0 + g), blk.key_limit(warp_row0 + 8 + g)};
+    // With score modifiers: each row's keys, diagonal and slope instead (tile/split_block.cuh).
+    const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, 0);
+    RowKeys row_keys[2];
+    if constexpr (kMods != 0) row_keys[0] = blk.row_keys(p, warp_row0 + g), row_keys[1] = blk.row_keys(p, warp_row0 + 8 + g);
     float acc_o[kDBlocks][8][4];
     clear_accumulator(acc_o);
     float m_i[2] = {kNegInf, kNegInf};
@@ -112,12 +117,24 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
         wgmma_qk<kBf16, kBlockM, kBlockN, kHeadDim>(acc_s, sQ, wg_row0, sK);
 
         // ---- mask (tiles reaching past the keys every row sees), online softmax --------------------------------------
-        if (n0 + kBlockN > blk.mask_from) {
+        if constexpr (kMods == 0) {
+            if (n0 + kBlockN > blk.mask_from) {
+#pragma unroll
+                for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        if (frag_col(n0, nt, e, t) >= limit[e / 2]) acc_s[nt][e] = kNegInf;
+            }
+        } else {  // every score modified and checked against its row's keys
 #pragma unroll
             for (int nt = 0; nt < kNTilesS; ++nt)
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (frag_col(n0, nt, e, t) >= limit[e / 2]) acc_s[nt][e] = kNegInf;
+                for (int e = 0; e < 4; ++e) {
+                    const int col = frag_col(n0, nt, e, t);
+                    const RowKeys& rk = row_keys[e / 2];
+                    acc_s[nt][e] = col >= rk.end || col < rk.begin ? kNegInf
+                                                                   : mod.modify(acc_s[nt][e], rk.diagonal - col, rk.slope);
+                }
         }
         unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         float alpha[2];

@@ -2,7 +2,8 @@
 // (wgmma) reading Q, K and V straight from shared memory, so that the four warps of a warpgroup share each operand
 // read (mma.sync re-reads K and V once per warp, which bounds attention_f16.cu by shared-memory bandwidth on H100).
 //
-//   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN>
+//   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN,
+//             int kMods = 0>
 //   __global__ void attention_fwd_f16_wgmma(const __grid_constant__ AttentionParams p);
 //
 //   T        fa_jit::half_t or fa_jit::bf16_t (q, k, v, o all of type T; lse fp32).
@@ -10,7 +11,8 @@
 //   kBlockN  keys per step, 64 or 128 (S = Q K^T in 64-key wgmma chunks).
 //   kHeadDim exactly p.head_dim: 64, 128, 192 or 256 (P V in 64-column wgmma chunks).
 //   kStages  K/V shared-memory buffers (cp.async ring), 2..4: tile j + kStages - 1 loads while j computes.
-//   kCausal, kEvenMN: as in attention_fwd_f16 (bottom-right causal mask; no row bounds checks).
+//   kCausal, kEvenMN, kMods: as in attention_fwd_f16 (bottom-right causal mask; no row bounds checks; score
+//            modifiers, the name's 8th argument only when nonzero).
 //
 // Name expression: fa_jit::attention_fwd_f16_wgmma<fa_jit::bf16_t, 128, 64, 256, 2, false, true>
 // Launch:          grid (ceil(seqlen_q / kBlockM), heads_q, batch), block 2 * kBlockM threads, dynamic shared memory
@@ -69,7 +71,7 @@ struct AttentionFwdWgmmaTraits {
                   "illegal tile (wgmma_layout::legal)");
 };
 
-template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN>
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN, int kMods = 0>
 __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const __grid_constant__ AttentionParams p) {
     using namespace tile;
     using Tr = AttentionFwdWgmmaTraits<T, kBlockM, kBlockN, kHeadDim, kStages>;
@@ -101,6 +103,20 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         bc = tensor_bases<unsigned short>(p, bi);
         n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
     }
+    // Score modifiers; a sliding window starts the keys at its first tile: K / V, seqlen_k and the causal offset move
+    // there by key_shift rows (tile/mask.cuh, "Window origin").
+    constexpr bool kWindow = (kMods & mods::kWindow) != 0;
+    const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
+    int key_shift = 0;
+    if constexpr (kWindow) {
+        const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, m0, mod);
+        n_block_max = span.count();
+        key_shift = span.first * kBlockN;
+        bc.k += key_shift * p.k_row_stride;
+        bc.v += key_shift * p.v_row_stride;
+    }
+    const auto seqlen_k = [&] { return kWindow ? p.seqlen_k - key_shift : p.seqlen_k; };
+    const auto causal_offset = [&] { return kWindow ? p.causal_offset - key_shift : p.causal_offset; };
 
     float acc_o[Tr::kDBlocks][8][4];
     clear_accumulator(acc_o);
@@ -110,11 +126,11 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     // K / V tiles of kBlockN rows; Q of kBlockM rows; all [rows][64]-column blocks with the 128-byte swizzle.
     auto load_k = [&](unsigned smem, int row0) {
         cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
-            smem, bc.k, p.k_row_stride, row0, p.seqlen_k);
+            smem, bc.k, p.k_row_stride, row0, seqlen_k());
     };
     auto load_v = [&](unsigned smem, int row0) {
         cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
-            smem, bc.v, p.v_row_stride, row0, p.seqlen_k);
+            smem, bc.v, p.v_row_stride, row0, seqlen_k());
     };
     KVRing<kStages, kBlockN, Tr::kKVBytes> ring{sQ + Tr::kQBytes, 0};
     if (n_block_max > 0) {  // Q_i with the first key tile in group 0, then kStages - 2 more tiles
@@ -153,8 +169,16 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
 
         // ---- mask, online softmax
         // -------------------------------------------------------------------------------------
-        if (tile_needs_mask<kBlockN, kEvenMN, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
-            mask_fragment<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
+        if constexpr (kMods == 0) {
+            if (tile_needs_mask<kBlockN, kEvenMN, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
+                mask_fragment<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
+        } else {
+            modify_fragment(acc_s, m0 + warp_row0, n0, g, t, causal_offset(), mod);
+            if (tile_needs_mask<kBlockN, kEvenMN, kCausal>(n0, m0, seqlen_k(), causal_offset()) ||
+                window_needs_mask<kBlockM, kBlockN>(n0, m0, causal_offset(), mod))
+                mask_fragment<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(), kNegInf,
+                                                mod);
+        }
         unsigned p_frag[Tr::kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         float alpha[2];
         online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,

@@ -1,7 +1,7 @@
 // FlashAttention-2 forward pass in fp32 (Dao 2023, Algorithm 1), compiled at run time by NVRTC.
 //
 //   template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
-//             int kMinBlocksPerSm = 1, bool kSequsedK = false>
+//             int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0>
 //   __global__ void attention_fwd_fp32(const __grid_constant__ AttentionParams p);
 //
 //   kBlockM  B_r: query rows per block; a multiple of 16 * kNWarps (each warp owns kBlockM / kNWarps rows).
@@ -19,8 +19,9 @@
 //            for occupancy; keep configs whose -Xptxas -v shows 0 spill bytes.
 //   kSequsedK  reads per-sequence KV lengths (p.seqused_k, clamped): a compile-time feature, so that kernels without
 //            it carry none of its registers (read at run time, it made ptxas spill 8-32 bytes more at d 192 / 256).
+//   kMods    score modifiers (mods:: bits; tile/mask.cuh): a sliding window moves K / V to its first key tile.
 //
-// Name expression:  fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 1, 1>   (always render all 7 arguments)
+// Name expression:  fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 1, 1>   (always render the first 7 arguments)
 // Launch:           grid (ceil(seqlen_q / kBlockM), heads_q, batch), block kNWarps * 32,
 //                   dynamic shared memory = AttentionFwdFp32Traits<...>::kSmemBytes (over 48 KB: raise the limit).
 // Requires sm_80+ (cp.async, tf32 mma). seqlen_q must be >= 1 (a grid of 0 blocks cannot be launched).
@@ -159,7 +160,7 @@ __device__ __forceinline__ bool aligned16(const void* ptr, long long s0, long lo
 // The kernel
 // ================================================================================================================
 template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
-          int kMinBlocksPerSm = 1, bool kSequsedK = false>
+          int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0>
 __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     attention_fwd_fp32(const __grid_constant__ AttentionParams p) {
     using namespace fp32_detail;
@@ -186,8 +187,17 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 
     const tile::TensorBases<float> tb = tile::tensor_bases<float>(p, bi);
     const float* q = tb.q;
-    const float* k = tb.k;
-    const float* v = tb.v;
+    // Score modifiers; a sliding window starts the keys at its first tile: K / V, seqlen_k and the causal offset move
+    // there by key_shift rows (tile/mask.cuh, "Window origin").
+    constexpr bool kWindow = (kMods & mods::kWindow) != 0;
+    const tile::ScoreMod<kMods> mod = tile::ScoreMod<kMods>::make(p, bi.head);
+    const int used_k = kSequsedK ? tile::used_keys(p, bi.batch) : 0;
+    const int used_offset = kSequsedK ? tile::causal_offset(p, used_k) : 0;
+    const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(
+        kSequsedK ? used_k : p.seqlen_k, kSequsedK ? used_offset : p.causal_offset, m0, mod);
+    const int key_shift = kWindow ? span.first * kBlockN : 0;
+    const float* k = tb.k + (kWindow ? key_shift * p.k_row_stride : 0);
+    const float* v = tb.v + (kWindow ? key_shift * p.v_row_stride : 0);
     // O's base here, not tb.o: from the helper it lands elsewhere in the PTX, and ptxas spills 8 (sm_80) / 16 (sm_90a)
     // more bytes in <128, 64, 64, 4>, 8 in <128, 32, 160, 8> (sm_80).
     float* o = static_cast<float*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
@@ -195,12 +205,11 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // The keys this sequence uses (p.seqused_k, clamped) and the causal offset aligned to them. Without kSequsedK the
     // kernel reads p.seqlen_k and p.causal_offset where it uses them, as before the feature: the same values held in
     // locals changed ptxas's allocation at 255 registers (SASS of the causal d-128 default differed throughout).
-    const int used_k = kSequsedK ? tile::used_keys(p, bi.batch) : 0;
-    const int used_offset = kSequsedK ? tile::causal_offset(p, used_k) : 0;
-    const auto seqlen_k = [&] { return kSequsedK ? used_k : p.seqlen_k; };
-    const auto causal_offset = [&] { return kSequsedK ? used_offset : p.causal_offset; };
-    const int n_block_max = kSequsedK ? tile::key_tiles<kBlockM, kBlockN, kCausal>(used_k, used_offset, m0)
-                                      : tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
+    const auto seqlen_k = [&] { return (kSequsedK ? used_k : p.seqlen_k) - key_shift; };
+    const auto causal_offset = [&] { return (kSequsedK ? used_offset : p.causal_offset) - key_shift; };
+    const int n_block_max = kMods != 0   ? span.count()
+                            : kSequsedK ? tile::key_tiles<kBlockM, kBlockN, kCausal>(used_k, used_offset, m0)
+                                        : tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
 
     float acc_o[kMTiles][kNTilesO][4];  // O_i, unnormalised
     float m_i[kMTiles][2];              // running row max of S * scale_log2 (log2 units)
@@ -311,7 +320,9 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 
         // ---- scale to log2 units (any finite scale); mask tiles that straddle seqlen_k or the causal diagonal
         // ----------
-        const bool need_mask = tile::tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset());
+        // Softcap and ALiBi (kMods) on the raw score first.
+        const bool need_mask = tile::tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()) ||
+                               tile::window_needs_mask<kBlockM, kBlockN>(n0, m0, causal_offset(), mod);
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -319,10 +330,16 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     float s = acc_s[mt][nt][e] * p.scale_log2;
+                    if constexpr (kMods != 0)
+                        s = mod.apply(acc_s[mt][nt][e], tile::frag_row(m0 + warp_row0 + mt * 16, e, g),
+                                      tile::frag_col(n0, nt, e, t), causal_offset()) *
+                            p.scale_log2;
                     if (need_mask) {  // nested, not `need_mask && ...`: the flattened form spills at 255 registers
                         const int row = tile::frag_row(m0 + warp_row0 + mt * 16, e, g);
                         const int col = tile::frag_col(n0, nt, e, t);
-                        if (tile::key_masked<false, kCausal>(row, col, seqlen_k(), causal_offset())) s = kNegInf;
+                        if (tile::key_masked<false, kCausal>(row, col, seqlen_k(), causal_offset()) ||
+                            mod.outside(row, col, causal_offset()))
+                            s = kNegInf;
                     }
                     acc_s[mt][nt][e] = s;
                 }

@@ -36,8 +36,12 @@ struct ScoreMod {
         ScoreMod m{};
         if (kWindow) m.left = p.window_left, m.right = p.window_right;
         if (kSoftcap) m.softcap_log2 = p.softcap_scale * 2.8853900817779268f;  // 2 log2 e
-        if (kAlibi) m.slope = p.alibi_slopes[head] * p.alibi_unit;
+        if (kAlibi) m.slope = slope_of(p, head);
         return m;
+    }
+    // Query head `head`'s ALiBi slope in raw-score units.
+    static __device__ __forceinline__ float slope_of(const AttentionParams& p, int head) {
+        return kAlibi ? p.alibi_slopes[head] * p.alibi_unit : 0.f;
     }
     // Is key col outside the window of query row? (offset: the causal offset in the kernel's key origin)
     __device__ __forceinline__ bool outside(int row, int col, int offset) const {
@@ -45,11 +49,13 @@ struct ScoreMod {
     }
     // The raw score of (row, col) after softcap and ALiBi.
     __device__ __forceinline__ float apply(float s, int row, int col, int offset) const {
+        return modify(s, row + offset - col, slope);
+    }
+    // The same for a row of its own slope (packed decode rows mix query heads); diagonal_distance: row + offset - col.
+    __device__ __forceinline__ float modify(float s, int diagonal_distance, float row_slope) const {
         if (kSoftcap) s = ptx::tanh_from_exp2(s * softcap_log2);
-        if (kAlibi) {
-            const int distance = row + offset - col;
-            s = fmaf(-slope, static_cast<float>(distance < 0 ? -distance : distance), s);
-        }
+        if (kAlibi)
+            s = fmaf(-row_slope, static_cast<float>(diagonal_distance < 0 ? -diagonal_distance : diagonal_distance), s);
         return s;
     }
 };

@@ -7,7 +7,8 @@
 //
 // Packed GQA: row = token * group + head_in_group, so the query heads of one KV head share the block's K/V reads.
 // Keys are visited in tiles of kTileKeys; split s of a (sequence, KV head) takes the s-th of num_splits equal runs of
-// the tiles its rows see ([t_begin, t_end), possibly empty).
+// the tiles its rows see ([t_begin, t_end), possibly empty). A sliding window (kMods) narrows those tiles to the ones
+// inside some row's window; RowKeys gives each row its keys, diagonal and ALiBi slope.
 // Output: with one split the block writes O (T) and the LSE; otherwise its normalised fp32 O and LSE go to the
 // workspace (p.partial_o, p.partial_lse; attention_split_combine merges them).
 #pragma once
@@ -29,8 +30,17 @@ __device__ __forceinline__ PackedRow unpack_row(int row, int group, int head_kv)
     return {token, head_kv * group + (row - token * group)};
 }
 
-template <int kBlockM, int kTileKeys, bool kCausal>
+// The keys [begin, end) packed row r sees, its diagonal (token + offset: ALiBi distances are diagonal - key) and its
+// head's ALiBi slope in raw-score units.
+struct RowKeys {
+    int begin, end;
+    int diagonal;
+    float slope;
+};
+
+template <int kBlockM, int kTileKeys, bool kCausal, int kMods = 0>
 struct SplitBlock {
+    static constexpr bool kWindow = (kMods & mods::kWindow) != 0;
     int group;       // query heads per KV head
     int rows_total;  // packed rows of the (sequence, KV head): seqlen_q * group
     int split;
@@ -41,6 +51,7 @@ struct SplitBlock {
     int offset;     // causal offset against them
     int key_end;    // keys [0, key_end) are seen by some row of the tile
     int mask_from;  // keys >= mask_from are hidden from some row (the tiles that need a mask)
+    int key_begin;  // with a window: keys below key_begin are hidden from every row of the tile
     int t_begin;    // this split's key tiles [t_begin, t_end)
     int t_end;
 
@@ -59,11 +70,34 @@ struct SplitBlock {
         const int last_token = min(b.r0 + kBlockM - 1, b.rows_total - 1) / b.group;
         b.key_end = kCausal ? max(0, min(b.used, last_token + b.offset + 1)) : b.used;
         b.mask_from = kCausal ? max(0, min(b.used, b.r0 / b.group + b.offset + 1)) : b.used;
-        const int n_tiles = (b.key_end + kTileKeys - 1) / kTileKeys;
+        int first_tile = 0;
+        if constexpr (kWindow) {
+            const int first_token = b.r0 / b.group;
+            b.key_end = max(0, min(b.key_end, last_token + b.offset + p.window_right + 1));
+            b.key_begin = min(b.key_end, max(0, first_token + b.offset - p.window_left));
+            first_tile = b.key_begin / kTileKeys;
+        }
+        const int end_tile = (b.key_end + kTileKeys - 1) / kTileKeys;
+        const int n_tiles = end_tile - first_tile;
         const int per_split = (n_tiles + p.num_splits - 1) / p.num_splits;
-        b.t_begin = min(n_tiles, b.split * per_split);
-        b.t_end = min(n_tiles, b.t_begin + per_split);
+        b.t_begin = first_tile + min(n_tiles, b.split * per_split);
+        b.t_end = min(end_tile, b.t_begin + per_split);
         return b;
+    }
+
+    // Row r's keys, diagonal and slope (kMods kernels; rows past the last one repeat it: they are never stored).
+    __device__ __forceinline__ RowKeys row_keys(const AttentionParams& p, int r) const {
+        const int row = min(r0 + r, rows_total - 1);
+        const int token = row / group;
+        const int diagonal = token + offset;
+        int end = kCausal ? min(used, diagonal + 1) : used;
+        int begin = 0;
+        if constexpr (kWindow) {
+            end = min(end, diagonal + p.window_right + 1);
+            begin = max(0, diagonal - p.window_left);
+        }
+        return {begin, max(0, end), diagonal,
+                ScoreMod<kMods>::slope_of(p, unpack_row(row, group, head_kv).head)};
     }
 
     // Keys [0, limit) that tile row r sees (rows past the last one repeat it: they are never stored).

@@ -95,6 +95,11 @@ fa_jit_attention_args read_args(const fa_jit_attention_args* caller) {
     if (!FA_JIT_COVERS(size, num_splits)) c.num_splits = defaults.num_splits;
     if (!FA_JIT_COVERS(size, workspace)) c.workspace = defaults.workspace;
     if (!FA_JIT_COVERS(size, workspace_bytes)) c.workspace_bytes = defaults.workspace_bytes;
+    if (!FA_JIT_COVERS(size, sliding_window)) c.sliding_window = defaults.sliding_window;
+    if (!FA_JIT_COVERS(size, window_left)) c.window_left = defaults.window_left;
+    if (!FA_JIT_COVERS(size, window_right)) c.window_right = defaults.window_right;
+    if (!FA_JIT_COVERS(size, softcap)) c.softcap = defaults.softcap;
+    if (!FA_JIT_COVERS(size, alibi_slopes)) c.alibi_slopes = defaults.alibi_slopes;
     c.struct_size = static_cast<std::uint32_t>(sizeof c);
     return c;
 }
@@ -138,6 +143,9 @@ fa_jit::AttentionArgs to_args(const fa_jit_attention_args& c) {
                                           std::to_string(c.workspace_bytes));
     }
     a.workspace_bytes = static_cast<std::size_t>(c.workspace_bytes);
+    if (c.sliding_window != 0) a.window_left = c.window_left, a.window_right = c.window_right;
+    a.softcap = c.softcap;
+    a.alibi_slopes = c.alibi_slopes;
     return a;
 }
 

@@ -58,6 +58,9 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
         {1, 2, 2, 128, 192, 96, true, Layout::bhsd},    // fp16/bf16 without bounds checks
         {1, 4, 2, 200, 330, 256, true, Layout::bshd},   // sm_90: the warp-specialized kernel, ragged, GQA
         {1, 2, 1, 300, 200, 128, false, Layout::bshd},  // and its persistent blocks
+        // Score modifiers: a window crossing tile borders with rows that see no key, softcap and ALiBi with GQA.
+        {1, 4, 2, 150, 100, 128, true, Layout::bshd, {}, {}, 0, false, Mods{30, 5, 6.f, true}},
+        {1, 2, 1, 90, 140, 64, false, Layout::bhsd, {}, {}, 0, false, Mods{20, 10}},
     };
     for (const Case& c : cases) check_case_all_dtypes(c, rng);
 }
@@ -133,6 +136,36 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
     check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
+}
+
+// Score modifiers in every prefill family (one tile each, forced) and on the chosen path: sliding windows crossing
+// tile borders (both sides, left only with causal, Nq != Nk with rows that see no key), softcap on large logits
+// (scale 1), ALiBi with GQA, and all three with the causal mask.
+TEST_CASE("score modifiers match the reference in every prefill family", "[attention][mods]") {
+    const int cc = current_device().cc();
+    std::mt19937 rng(12);
+    const Mods window{37, 21}, window_left{50, -1}, softcap{-1, -1, 5.f, false, 1.f}, alibi{-1, -1, 0.f, true},
+        all{40, 3, 8.f, true};
+    const auto cases = [&](int d, const TileConfig& tile) {
+        return std::vector<Case>{
+            {2, 4, 2, 150, 300, d, false, Layout::bshd, tile, {}, 0, false, window},
+            {1, 4, 1, 200, 130, d, true, Layout::padded, tile, {}, 0, false, window_left},  // rows without keys
+            {1, 2, 2, 190, 250, d, true, Layout::bhsd, tile, {}, 0, false, softcap},
+            {2, 4, 2, 140, 333, d, false, Layout::bshd, tile, {}, 0, false, alibi},
+            {1, 4, 2, 260, 200, d, true, Layout::bshd, tile, {}, 0, false, all},
+        };
+    };
+    ProblemClass f16{DType::bf16, 128, true, 256, 256};
+    f16.mods = ScoreMods{true, true, true};
+    std::vector<TileConfig> tiles = tile_per_family(f16, cc);
+    tiles.push_back({});  // the chooser's
+    for (const TileConfig& tile : tiles)
+        for (const Case& c : cases(128, tile)) {
+            check_case(c, DType::bf16, rng);
+            if (tile.empty()) check_case(c, DType::f16, rng);
+        }
+    for (const Case& c : cases(64, {})) check_case(c, DType::f32, rng);
+    for (const Case& c : cases(96, {})) check_case(c, DType::bf16, rng);  // a padded head dim
 }
 
 TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {

@@ -41,6 +41,38 @@ TEST_CASE("decode: query lengths 1..16, every group size, causal or not", "[deco
                 check_decode({2, heads_q, heads_kv, seqlen_q, 777, 128, causal, Layout::bshd}, rng);
 }
 
+// Score modifiers in both decode families (one tile each, forced, and the chosen path): packed GQA rows of different
+// heads (ALiBi slopes per row), windows narrowing the split runs (left only, both sides with causal, right only),
+// softcap, per-sequence lengths with a window, forced and chosen splits.
+TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
+    const int cc = current_device().cc();
+    std::mt19937 rng(13);
+    ProblemClass problem{DType::bf16, 128, true, 4, 3000, 8};
+    problem.mods = ScoreMods{true, true, true};
+    std::vector<TileConfig> tiles = tile_per_family(problem, cc);
+    problem.seqlen_q = 1, problem.group_size = 32;  // 32 packed rows: decode-wgmma's first case on Hopper
+    for (const TileConfig& tile : tile_per_family(problem, cc))
+        if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
+    tiles.push_back({});
+    for (const TileConfig& tile : tiles)
+        for (int splits : {0, 3}) {
+            check_case({2, 32, 4, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
+                       DType::bf16, rng);
+            check_case({3, 8, 1, 1, 2000, 128, false, Layout::bhsd, tile, {}, splits, false, Mods{300, -1, 10.f}},
+                       DType::f16, rng);
+            check_case({2, 32, 1, 1, 1500, 128, false, Layout::bshd, tile, {}, splits, false, Mods{-1, -1, 0.f, true}},
+                       DType::bf16, rng);
+            const bool reads_seqused_k =
+                tile.empty() || AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0;
+            if (reads_seqused_k)
+                check_case({2, 16, 2, 2, 900, 128, true, Layout::padded, tile, {500, 17}, splits, false,
+                            Mods{100, 40, 4.f, true, 1.f}},
+                           DType::bf16, rng);
+        }
+    check_case({2, 4, 1, 3, 800, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, 10}}, DType::bf16, rng);
+    check_case({2, 4, 1, 3, 800, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, 10}}, DType::f32, rng);
+}
+
 TEST_CASE("decode: forced split counts compute the same function", "[decode]") {
     current_device();
     std::mt19937 rng(2);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,14 @@ namespace fa_jit::testing {
 
 enum class Layout { bshd, bhsd, padded };
 
+// Score modifiers of a case (AttentionArgs' fields; alibi: slopes 2^(-8 (h + 1) / heads_q), uploaded).
+struct Mods {
+    int window_left = -1, window_right = -1;
+    float softcap = 0.f;
+    bool alibi = false;
+    std::optional<float> scale;  // e.g. 1 instead of 1 / sqrt(d): large logits for softcap
+};
+
 struct Case {
     int batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
     bool causal;
@@ -27,16 +36,20 @@ struct Case {
     std::vector<int> seqused_k = {};  // per-sequence KV lengths (uploaded; may be out of range: kernels clamp)
     int num_splits = 0;
     bool caller_workspace = false;  // pass a workspace of attention_workspace_size() bytes
+    Mods mods = {};
 };
 
 inline std::string describe(const Case& c, DType dtype) {
     static const char* layouts[] = {"bshd", "bhsd", "padded"};
     std::string used;
     for (int u : c.seqused_k) used += (used.empty() ? "" : ",") + std::to_string(u);
-    return fmt::format("{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={} seqused_k=[{}] splits={}{}",
+    const Mods& m = c.mods;
+    const std::string mods = fmt::format(" window=({}, {}) softcap={} alibi={} scale={}", m.window_left,
+                                         m.window_right, m.softcap, m.alibi, m.scale ? std::to_string(*m.scale) : "default");
+    return fmt::format("{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={} seqused_k=[{}] splits={}{}{}",
                        to_string(dtype), c.batch, c.heads_q, c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal,
                        layouts[int(c.layout)], c.tile.empty() ? "chosen" : c.tile.to_string(), used, c.num_splits,
-                       c.caller_workspace ? " caller workspace" : "");
+                       c.caller_workspace ? " caller workspace" : "", mods);
 }
 
 // Padded: BHSD with every row 8 elements longer and every head 3 rows longer than needed (strides the kernels
@@ -118,6 +131,17 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
         a.seqused_k = static_cast<const int*>(dused.get());
     }
     a.num_splits = c.num_splits;
+    a.window_left = c.mods.window_left, a.window_right = c.mods.window_right;
+    a.softcap = c.mods.softcap;
+    a.scale = c.mods.scale;
+    std::vector<float> slopes;
+    DeviceBuffer dslopes;
+    if (c.mods.alibi) {
+        for (int h = 0; h < c.heads_q; ++h) slopes.push_back(std::exp2(-8.0f * (h + 1) / c.heads_q));
+        dslopes = DeviceBuffer(slopes.size() * sizeof(float));
+        dslopes.upload(slopes.data(), slopes.size() * sizeof(float));
+        a.alibi_slopes = static_cast<const float*>(dslopes.get());
+    }
     if (c.caller_workspace) {
         const std::size_t bytes = attention_workspace_size(a);
         if (bytes > 0) {
@@ -137,7 +161,7 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     dlse.download(lse.data(), n_lse * 4);
 
     std::vector<double> ref_o(nq, 0.0), ref_lse(n_lse);
-    testing::reference_attention(a, q, k, v, ref_o, ref_lse, c.seqused_k);
+    testing::reference_attention(a, q, k, v, ref_o, ref_lse, c.seqused_k, slopes);
 
     Errors e;
     double diff2 = 0, ref2 = 0, ref_max = 0;
@@ -175,6 +199,19 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     CHECK(e.rel_l2 < tol.rel_l2);
     CHECK(e.max_abs < tol.max_abs * (dtype == DType::f32 ? 1.0 : std::max(1.0, ref_max)));
     CHECK(e.lse_max_abs < tol.lse_max_abs);
+}
+
+// The first tile of every family that serves `problem` on a GPU of compute capability `cc`, in family order.
+inline std::vector<TileConfig> tile_per_family(const ProblemClass& problem, int cc) {
+    std::vector<TileConfig> tiles;
+    std::vector<std::string> families;
+    for (const TileConfig& tile : tile_configs(problem, cc)) {
+        const std::string family = AttentionKernelSpec{problem.dtype, problem.head_dim, problem.causal, tile}.family();
+        if (std::find(families.begin(), families.end(), family) != families.end()) continue;
+        families.push_back(family);
+        tiles.push_back(tile);
+    }
+    return tiles;
 }
 
 // The fp16/bf16 kernel serves head dims that are multiples of 8; the others are refused before the GPU.

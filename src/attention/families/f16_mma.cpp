@@ -13,6 +13,7 @@ class F16MmaFamily final : public KernelFamily {
 public:
     const char* name() const override { return "f16-mma"; }
     int priority() const override { return 20; }
+    int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
 
     bool accepts(DType dtype, int head_dim) const override {
         return accepts_dtype(dtype) && head_dim % 8 == 0 && head_dim >= 8 && head_dim <= 256;

@@ -45,6 +45,7 @@ class F16WsFamily final : public KernelFamily {
 public:
     const char* name() const override { return "f16-ws"; }
     int priority() const override { return 8; }  // after the decode families, ahead of f16-wgmma
+    int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
 
     // Any multiple of 8 up to 256: shared memory holds whole 64-column blocks, TMA fills the padding with zeros.
     bool accepts(DType dtype, int head_dim) const override {

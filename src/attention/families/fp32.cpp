@@ -12,6 +12,7 @@ class Fp32Family final : public KernelFamily {
 public:
     const char* name() const override { return "fp32"; }
     int priority() const override { return 30; }
+    int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
 
     bool accepts(DType dtype, int head_dim) const override {
         return dtype == DType::f32 && head_dim >= 1 && head_dim <= 256;

@@ -20,6 +20,7 @@ public:
     bool serves(const ProblemClass& p, int cc) const override;
     void check_args(const AttentionArgs& args) const override;
     bool has_even_variant() const override { return false; }
+    int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi (per packed row)
 
     // kernels() lists the split kernel, then attention_split_combine<T, d>.
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& args, const DeviceInfo& device) const override;
