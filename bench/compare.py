@@ -29,6 +29,9 @@ on K/V expanded with repeat_interleave beforehand ("rep": it then reads group-ti
 timed); Nq > 1 causal through torch.nn.attention.bias.causal_lower_right. FlashAttention-4 (flash-attn-4,
 `flash_attn.cute`) when importable, from --fa4-site (default $FA4_SITE or /tmp/fa4site) if that folder exists; on
 sm_8x/sm_9x with num_splits=1 (its split-KV path is Blackwell-only), elsewhere with its split heuristic.
+--mods: score modifiers (bench/compare_mods.py): sliding windows, softcap and ALiBi against plain attention of the same
+shape, per visible query-key pair, with SDPA on an explicit mask or bias and FlashAttention-4 where it has the
+modifier.
 --ragged: batch 16, a 32k cache of which each sequence uses a random length (seqused_k), fa-jit against
 FlashAttention-4 (flash_attn_varlen_func(seqused_k=...)); SDPA with an explicit mask is checked, not timed.
 Per row: KV TB/s = bytes of K and V read (2 * B * H_kv * Nk * d * element size; with seqused_k the used keys) / time,
@@ -72,7 +75,9 @@ _ARGS_FIELDS = [("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_v
 class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h (extensible: struct_size first)
     _fields_ = ([("struct_size", ctypes.c_uint32)] + _ARGS_FIELDS +
                 [("seqused_k", ctypes.c_void_p), ("num_splits", ctypes.c_int32), ("workspace", ctypes.c_void_p),
-                 ("workspace_bytes", ctypes.c_uint64)])
+                 ("workspace_bytes", ctypes.c_uint64), ("sliding_window", ctypes.c_int32),
+                 ("window_left", ctypes.c_int32), ("window_right", ctypes.c_int32), ("softcap", ctypes.c_float),
+                 ("alibi_slopes", ctypes.c_void_p)])
 
 
 class ArgsV0(ctypes.Structure):  # the same before struct_size: libraries without fa_jit_attention_workspace_size
@@ -107,8 +112,10 @@ class FaJit:
             self.lib.fa_jit_attention_workspace_size.restype = ctypes.c_int
             self.lib.fa_jit_attention_workspace_size.argtypes = [ctypes.POINTER(Args), ctypes.POINTER(ctypes.c_uint64)]
 
-    def args(self, q, k, v, o, causal, dtype_code, seqused_k=None, num_splits=0):
-        """The C arguments for [B, H, N, d] tensors (any strides with a contiguous last dimension)."""
+    def args(self, q, k, v, o, causal, dtype_code, seqused_k=None, num_splits=0, window=None, softcap=0.0,
+             alibi_slopes=None):
+        """The C arguments for [B, H, N, d] tensors (any strides with a contiguous last dimension); window: (left,
+        right) with -1 for an unbounded side; alibi_slopes: fp32 [H_q] on the GPU."""
         a = self.Args()  # zeros: every field at its default (what the header's inline fa_jit_attention_args_init does)
         if self.extensible:
             a.struct_size = ctypes.sizeof(Args)
@@ -123,6 +130,12 @@ class FaJit:
         if self.extensible:
             a.seqused_k = seqused_k.data_ptr() if seqused_k is not None else None
             a.num_splits = num_splits
+            if window is not None:
+                a.sliding_window, (a.window_left, a.window_right) = 1, window
+            a.softcap = softcap
+            a.alibi_slopes = alibi_slopes.data_ptr() if alibi_slopes is not None else None
+        elif window is not None or softcap or alibi_slopes is not None:
+            raise RuntimeError("this fa-jit library predates the score modifiers")
         return a
 
     def run(self, a, stream=None):
@@ -761,6 +774,8 @@ def main():
     p.add_argument("--decode-seqlens-k", type=kilo, nargs="+",
                    help="cache lengths (1k = 1024); default 1k 4k 16k 32k 64k 128k, --quick 4k 32k 128k")
     p.add_argument("--kv-limit-gb", type=float, default=40, help="skip decode shapes whose K+V exceed this")
+    p.add_argument("--mods", action="store_true", help="the score-modifier rows instead of the prefill rows")
+    p.add_argument("--mods-seqlen", type=int, default=16384, help="the --mods rows' sequence length (16k tokens)")
     p.add_argument("--ragged-batch", type=int, default=16)
     p.add_argument("--ragged-seqlen-k", type=kilo, default=32768, help="the ragged rows' cache length")
     p.add_argument("--no-fa4", action="store_true", help="no FlashAttention-4 peer even when it is importable")
@@ -778,8 +793,8 @@ def main():
     if decode:  # what SDPA says for each backend it cannot use, and FA-4's CuTe DSL notes: noise in these tables
         warnings.filterwarnings("ignore", message=r".*(kernel not used because|runtime disabled|both fused kernels|"
                                                   r"cannot be converted to a JitArgument|Profiler clears events)")
-    args.dtype = args.dtype or (["bf16", "fp16"] if decode else ["fp32"])
-    args.head_dims = args.head_dims or ([128] if decode else [64, 128])
+    args.dtype = args.dtype or (["bf16", "fp16"] if decode else ["bf16"] if args.mods else ["fp32"])
+    args.head_dims = args.head_dims or ([128] if decode or args.mods else [64, 128])
 
     torch.manual_seed(0)
     fa = FaJit(args.lib)
@@ -795,6 +810,19 @@ def main():
                 results += run_decode(args, builds, fa4, dtype_name)
             if args.ragged:
                 results += run_ragged(args, builds, fa4, dtype_name)
+    elif args.mods:
+        import compare_mods
+        for dtype_name in args.dtype:
+            results += compare_mods.run_mods(args, fa, fa4, dtype_name)
+        with_mods = [r for r in results if r["mods"] != "plain" and r.get("per_pair_ratio")]
+        if with_mods:
+            print(f"\nfa-jit per visible pair, modifier / plain over {len(with_mods)} rows: min "
+                  f"{min(r['per_pair_ratio'] for r in with_mods):.3f}", flush=True)
+        ok = all(r["fa_jit_tflops"] for r in results)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+        return 0 if ok else 1
     else:
         for dtype_name in args.dtype:
             results += run_dtype(args, fa, dtype_name, base, fa4)

@@ -331,7 +331,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
                 for (int e = 0; e < 4; ++e) {
                     float s = acc_s[mt][nt][e] * p.scale_log2;
                     if constexpr (kMods != 0)
-                        s = mod.apply(acc_s[mt][nt][e], tile::frag_row(m0 + warp_row0 + mt * 16, e, g),
+                        s = mod.template apply<true>(acc_s[mt][nt][e], tile::frag_row(m0 + warp_row0 + mt * 16, e, g),
                                       tile::frag_col(n0, nt, e, t), causal_offset()) *
                             p.scale_log2;
                     if (need_mask) {  // nested, not `need_mask && ...`: the flattened form spills at 255 registers

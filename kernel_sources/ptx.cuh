@@ -8,14 +8,15 @@ __device__ __forceinline__ float exp2_approx(float x) {  // 2^x, ex2.approx: <= 
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
-// tanh(x) for x = y / (2 log2 e) given y: 1 - 2 / (2^y + 1), from ex2.approx and rcp.approx (absolute error ~1e-7;
-// tanh.approx.f32 alone errs by 2^-11 relative, which a softcap of 30-50 turns into a 2 % error of P). Saturates to
-// +-1 at large |x| (2^y = inf or 0).
-__device__ __forceinline__ float tanh_from_exp2(float y) {
-    float e, r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(y));
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(e + 1.f));
-    return fmaf(-2.f, r, 1.f);
+// tanh(x), tanh.approx.f32: one MUFU op, max relative error 2^-11. Softcap runs it on every score next to the
+// softmax's ex2, and the softmax's instruction count is what the ping-pong hides behind the other warpgroup's GEMMs:
+// an exact form (ex2, then a reciprocal by three Newton steps on the FMA pipe: 13 instructions) ran softcap at
+// 0.62-0.66 of plain attention's rate per pair, ex2 + rcp.approx at 0.62-0.69, this at 0.71-0.78 (H200, bf16 / fp16,
+// d 128, N 16k), with the same error against float64 (bench/NOTES.md, "Score modifiers").
+__device__ __forceinline__ float tanh_approx(float x) {
+    float y;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
 }
 __device__ __forceinline__ float log2_approx(float x) {
     float y;

@@ -29,13 +29,13 @@ struct ScoreMod {
     static constexpr bool kSoftcap = (kMods & mods::kSoftcap) != 0;
     static constexpr bool kAlibi = (kMods & mods::kAlibi) != 0;
     int left, right;      // window sides (an unbounded side reaches past every key)
-    float softcap_log2;   // 2 log2(e) * scale / softcap: raw = tanh(q.k * scale / softcap) = tanh_from_exp2(q.k * it)
+    float softcap_scale;  // scale / softcap: the raw score becomes tanh(q.k * softcap_scale)
     float slope;          // ALiBi: slope[head] in raw-score units
 
     static __device__ __forceinline__ ScoreMod make(const AttentionParams& p, int head) {
         ScoreMod m{};
         if (kWindow) m.left = p.window_left, m.right = p.window_right;
-        if (kSoftcap) m.softcap_log2 = p.softcap_scale * 2.8853900817779268f;  // 2 log2 e
+        if (kSoftcap) m.softcap_scale = p.softcap_scale;
         if (kAlibi) m.slope = slope_of(p, head);
         return m;
     }
@@ -47,13 +47,16 @@ struct ScoreMod {
     __device__ __forceinline__ bool outside(int row, int col, int offset) const {
         return kWindow && (col < row + offset - left || col > row + offset + right);
     }
-    // The raw score of (row, col) after softcap and ALiBi.
+    // The raw score of (row, col) after softcap and ALiBi. kExact: tanhf (the fp32 family's accuracy), else
+    // tanh.approx.
+    template <bool kExact = false>
     __device__ __forceinline__ float apply(float s, int row, int col, int offset) const {
-        return modify(s, row + offset - col, slope);
+        return modify<kExact>(s, row + offset - col, slope);
     }
     // The same for a row of its own slope (packed decode rows mix query heads); diagonal_distance: row + offset - col.
+    template <bool kExact = false>
     __device__ __forceinline__ float modify(float s, int diagonal_distance, float row_slope) const {
-        if (kSoftcap) s = ptx::tanh_from_exp2(s * softcap_log2);
+        if (kSoftcap) s = kExact ? tanhf(s * softcap_scale) : ptx::tanh_approx(s * softcap_scale);
         if (kAlibi)
             s = fmaf(-row_slope, static_cast<float>(diagonal_distance < 0 ? -diagonal_distance : diagonal_distance), s);
         return s;
@@ -120,16 +123,25 @@ __device__ __forceinline__ void mask_fragment(float (&s)[kNT][4], int row_0, int
         }
 }
 
-// Softcap and ALiBi on every score of a 16-row fragment (before masking, which then overwrites hidden scores).
+// Softcap and ALiBi on every score of a 16-row fragment (before masking, which then overwrites hidden scores). The
+// ALiBi distances are floats from one conversion per row: element (nt, c) of row h is at distance
+// d_h - (nt * 8 + c), with d_h = row + offset - (col_0 + 2 t), so no integer conversion runs per score.
 template <int kMods, int kNT>
 __device__ __forceinline__ void modify_fragment(float (&s)[kNT][4], int row_0, int col_0, int g, int t, int offset,
                                                 const ScoreMod<kMods>& mod) {
     if constexpr (ScoreMod<kMods>::kSoftcap || ScoreMod<kMods>::kAlibi) {
+        float d[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) d[h] = static_cast<float>(frag_row(row_0, 2 * h, g) + offset - col_0 - 2 * t);
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-                s[nt][e] = mod.apply(s[nt][e], frag_row(row_0, e, g), frag_col(col_0, nt, e, t), offset);
+            for (int e = 0; e < 4; ++e) {
+                float x = s[nt][e];
+                if (ScoreMod<kMods>::kSoftcap) x = ptx::tanh_approx(x * mod.softcap_scale);
+                if (ScoreMod<kMods>::kAlibi) x = fmaf(-mod.slope, fabsf(d[e / 2] - (nt * 8 + e % 2)), x);
+                s[nt][e] = x;
+            }
     }
 }
 
