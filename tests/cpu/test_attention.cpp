@@ -131,6 +131,14 @@ TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
         {"k strides", [](AttentionArgs& a) { a.k_strides.row = -64; }},
         {"o strides", [](AttentionArgs& a) { a.o_strides.row = 32; }},  // output rows would overlap
         {"o", [](AttentionArgs& a) { a.o = const_cast<void*>(a.q); }},  // in place is not supported
+        // Score modifiers.
+        {"window_left", [](AttentionArgs& a) { a.window_left = -2; }},
+        {"window_right", [](AttentionArgs& a) { a.window_right = -7; }},
+        {"seqlen_k", [](AttentionArgs& a) { a.window_left = 10, a.seqlen_q = a.seqlen_k = 1 << 29; }},
+        {"softcap", [](AttentionArgs& a) { a.softcap = -1.f; }},
+        {"softcap", [](AttentionArgs& a) { a.softcap = std::numeric_limits<float>::quiet_NaN(); }},
+        {"alibi_slopes", [](AttentionArgs& a) { a.alibi_slopes = reinterpret_cast<const float*>(std::uintptr_t{2}); }},
+        {"scale", [](AttentionArgs& a) { a.scale = 0.f, a.alibi_slopes = reinterpret_cast<const float*>(16); }},
     };
     for (const Bad& bad : cases) {
         AttentionArgs a = valid_args();
@@ -147,6 +155,46 @@ TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
     a = valid_args();
     a.dtype = DType::bf16, a.head_dim = 100, a.layout_bshd();
     CHECK_THROWS_WITH(validate(a), "invalid argument 'head_dim': expected a multiple of 8 for fp16/bf16, got 100");
+}
+
+TEST_CASE("score modifiers: spelling, the chooser, the kernel names", "[attention][config]") {
+    CHECK(ScoreMods{}.to_string() == "none");
+    CHECK(ScoreMods{true, false, true}.to_string() == "window,alibi");
+    for (const char* text : {"none", "window", "softcap,alibi", "window,softcap,alibi"})
+        CHECK(ScoreMods::parse(text).to_string() == text);
+    CHECK(ScoreMods::parse("").bits() == 0);
+    CHECK(ScoreMods::parse("alibi,window").bits() == 5);
+    for (const char* bad : {"windows", "window,", ",softcap", "window softcap"})
+        CHECK_THROWS_WITH(ScoreMods::parse(bad, "--features"), Catch::StartsWith("invalid argument '--features'"));
+
+    AttentionArgs a = valid_args();
+    CHECK_FALSE(ScoreMods::of(a).any());
+    a.window_right = 0;  // one bounded side is a window
+    CHECK(ScoreMods::of(a).window);
+    a.softcap = 30.f;
+    a.alibi_slopes = reinterpret_cast<const float*>(256);
+    CHECK(ScoreMods::of(a).bits() == 7);
+
+    // Every family has the modifiers: the chooser picks what it picks without them, and the kernel name gains kMods.
+    for (int cc : {80, 90})
+        for (DType dtype : {DType::f32, DType::bf16})
+            for (const ProblemClass& plain : {ProblemClass{dtype, 128, true, 4096, 4096},
+                                              ProblemClass{dtype, 128, false, 1, 8192, 8},
+                                              ProblemClass{dtype, 64, true, 4, 8192, 32}}) {
+                ProblemClass modified = plain;
+                modified.mods = ScoreMods{true, true, true};
+                CHECK(kernel_family_for(modified, cc) == kernel_family_for(plain, cc));
+                const AttentionKernelSpec spec = warmup_specs(modified, cc, false).front();
+                CHECK(spec.mods == modified.mods);
+                CHECK_THAT(spec.name_expression(), Catch::EndsWith(", 7>"));
+                CHECK_FALSE(warmup_specs(plain, cc, false).front().name_expression().find(", 7>") !=
+                            std::string::npos);
+            }
+    // attention_spec() takes the modifiers from the arguments.
+    a.dtype = DType::bf16;
+    const AttentionKernelSpec spec = attention_spec(a, default_tile_config(90, ProblemClass::of(a)));
+    CHECK(spec.mods.bits() == 7);
+    CHECK_FALSE(spec == attention_spec(valid_args(), spec.tile));
 }
 
 TEST_CASE("attention() validates before touching the GPU", "[attention][validation]") {
@@ -376,6 +424,49 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     CHECK(usage.size() >= 100);
     for (const auto& s : spills) UNSCOPED_INFO(s);
     CHECK(spills.empty());
+}
+
+// Each family's default kernels with every score modifier (window, softcap and ALiBi together, and the window alone)
+// compile for sm_80 and sm_90a; their spills stay within 64 bytes of the same kernel's without modifiers.
+TEST_CASE("each family's kernels with score modifiers compile for sm_80 and sm_90a", "[attention][compile]") {
+    std::vector<AttentionKernelSpec> specs, plain;
+    for (int cc : {80, 90})
+        for (const ProblemClass& p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
+                                      ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
+                                      ProblemClass{DType::f32, 64, true, 4096, 4096},
+                                      ProblemClass{DType::bf16, 128, false, 1, 8192, 8},
+                                      ProblemClass{DType::bf16, 128, true, 4, 8192, 32}})
+            for (const ScoreMods& mods : {ScoreMods{true, true, true}, ScoreMods{true, false, false}}) {
+                ProblemClass modified = p;
+                modified.mods = mods;
+                for (const AttentionKernelSpec& s : warmup_specs(modified, cc, false)) {
+                    if (std::find(specs.begin(), specs.end(), s) != specs.end()) continue;
+                    specs.push_back(s);
+                    AttentionKernelSpec without = s;
+                    without.mods = {};
+                    plain.push_back(without);
+                }
+            }
+    std::set<std::string> families;
+    for (const auto& s : specs) families.insert(s.family());
+    const std::vector<std::string> registered = kernel_families();
+    CHECK(families == std::set<std::string>(registered.begin(), registered.end()));
+
+    std::map<std::string, testing::PtxasUsage> usage;
+    std::vector<AttentionKernelSpec> all = specs;
+    all.insert(all.end(), plain.begin(), plain.end());
+    const auto failures = compile_all(all, {"sm_80", "sm_90a"}, &usage);
+    for (const auto& f : failures) UNSCOPED_INFO(f);
+    CHECK(failures.empty());
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        for (const char* arch : {"sm_80", "sm_90a"}) {
+            const auto with = usage.find(specs[i].name_expression() + " " + arch);
+            const auto without = usage.find(plain[i].name_expression() + " " + arch);
+            if (with == usage.end() || without == usage.end()) continue;  // not built for this arch (sm_90a only)
+            INFO(with->first << ": " << with->second.spill_stores << " bytes spill stores, "
+                             << without->second.spill_stores << " without modifiers");
+            CHECK(with->second.spill_stores <= without->second.spill_stores + 64);
+        }
 }
 
 TEST_CASE("every sweep configuration and head dim compiles for sm_80 and sm_90a", "[.][sweep][compile]") {

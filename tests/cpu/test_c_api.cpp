@@ -141,6 +141,25 @@ TEST_CASE("the C fields of a KV cache reach the C++ validation", "[c_api]") {
     CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'num_splits'"));
 }
 
+TEST_CASE("the C fields of the score modifiers reach the C++ validation", "[c_api]") {
+    fa_jit_attention_args a;
+    fa_jit_attention_args_init(&a);
+    valid_problem_without_tensors(&a);
+    a.window_left = -5;  // ignored without sliding_window
+    CHECK_THAT(attention_error(&a), !Catch::Contains("window_left"));
+    a.sliding_window = 1;
+    CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'window_left'"));
+    a.window_left = 16, a.window_right = -3;
+    CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'window_right'"));
+    fa_jit_attention_args_init(&a);
+    valid_problem_without_tensors(&a);
+    a.softcap = -2.f;
+    CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'softcap'"));
+    a.softcap = 0.f;
+    a.alibi_slopes = reinterpret_cast<const float*>(std::uintptr_t{6});
+    CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'alibi_slopes'"));
+}
+
 TEST_CASE("C entry points name a NULL argument", "[c_api]") {
     CHECK_THAT(attention_error(nullptr), Catch::StartsWith("invalid argument 'args'"));
     fa_jit_attention_args a;
