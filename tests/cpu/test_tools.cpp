@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <string>
 
@@ -244,7 +245,8 @@ TEST_CASE("fa-jit-cache warmup compiles the chosen tile's variants, and the deco
     const ToolResult ampere =
         run_tool(kCacheTool, "warmup --arch sm_80 --dtype bf16 --head-dim 128 --causal no --json", dir.path());
     REQUIRE(ampere.exit_code == 0);
-    for (const auto& item : parse_json(ampere)["items"]) {
+    const nlohmann::json ampere_json = parse_json(ampere);  // kept: items must not outlive the parsed document
+    for (const auto& item : ampere_json["items"]) {
         if (item["family"] == "decode") continue;
         CHECK(item["config"] == "128x64w4s2");
         CHECK(item["family"] == "f16-mma");
@@ -253,6 +255,28 @@ TEST_CASE("fa-jit-cache warmup compiles the chosen tile's variants, and the deco
     const ToolResult bad = run_tool(kCacheTool, "warmup --arch sm_80 --dtype fp16 --head-dim 36", dir.path());
     CHECK(bad.exit_code == 2);
     CHECK(contains(bad.err, "multiple of 8"));
+}
+
+TEST_CASE("fa-jit-cache warmup --features compiles each named set of score modifiers", "[tools]") {
+    TempDir dir;
+    const ToolResult r = run_tool(
+        kCacheTool, "warmup --arch sm_80 --dtype bf16 --head-dim 64 --causal yes --features none --features "
+                    "window,softcap --json",
+        dir.path());
+    REQUIRE(r.exit_code == 0);
+    std::map<std::string, int> per_set;
+    const nlohmann::json j = parse_json(r);
+    for (const auto& item : j["items"]) {
+        CHECK(item["status"] == "compiled");
+        ++per_set[item["features"].get<std::string>()];
+    }
+    // The same kernels, once plain and once with the modifiers compiled in.
+    CHECK(per_set.size() == 2);
+    CHECK(per_set["none"] > 0);
+    CHECK(per_set["none"] == per_set["window,softcap"]);
+    const ToolResult bad = run_tool(kCacheTool, "warmup --arch sm_80 --features window,paged", dir.path());
+    CHECK(bad.exit_code == 2);
+    CHECK(contains(bad.err, "--features"));
 }
 
 TEST_CASE("fa-jit-cache warmup rejects an invalid arch with exit code 2", "[tools]") {
@@ -270,6 +294,11 @@ TEST_CASE("fa-jit-bench --help works without a GPU", "[tools]") {
     for (const char* word : {"--sweep", "--preset", "--config", "--save", "--json"}) CHECK(contains(r.out, word));
     CHECK(run_tool(kBenchTool, "--batch 0", dir.path()).exit_code == 2);
     CHECK(run_tool(kBenchTool, "--config 64by64", dir.path()).exit_code == 2);
+    for (const char* word : {"--window", "--softcap", "--alibi", "serving"}) CHECK(contains(r.out, word));
+    for (const char* bad : {"--window 5", "--window 1,-2", "--window a,b", "--softcap -1"}) {
+        INFO(bad);
+        CHECK(run_tool(kBenchTool, bad, dir.path()).exit_code == 2);
+    }
 }
 
 TEST_CASE("fa-jit-bench without a GPU exits 3 saying so", "[tools]") {

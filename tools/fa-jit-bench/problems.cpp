@@ -73,22 +73,50 @@ constexpr int kDecodeSeqlensK[] = {1024, 8192, 32768, 131072};
 
 }  // namespace
 
+ProblemClass Problem::problem_class() const {
+    ProblemClass c{dtype, head_dim, causal, seqlen_q, seqlen_k, heads / heads_kv};
+    c.mods = ScoreMods{mods.window(), mods.softcap != 0.f, mods.alibi};
+    return c;
+}
+
+// Query-key pairs a sliding window (and the causal mask) leaves visible, row by row.
+double visible_pairs(const Problem& p) {
+    double pairs = 0;
+    for (long long i = 0; i < p.seqlen_q; ++i) {
+        const long long diagonal = i + p.seqlen_k - p.seqlen_q;
+        long long last = p.seqlen_k - 1;
+        if (p.causal) last = std::min(last, diagonal);
+        if (p.mods.window_right >= 0) last = std::min(last, diagonal + p.mods.window_right);
+        const long long first = p.mods.window_left >= 0 ? std::max(0LL, diagonal - p.mods.window_left) : 0;
+        pairs += static_cast<double>(std::max(0LL, last - first + 1));
+    }
+    return pairs;
+}
+
 double Problem::flops() const {
     const double per_pair = 4.0 * batch * heads * head_dim;
     const double nq = seqlen_q, nk = seqlen_k;
+    if (mods.window()) return per_pair * visible_pairs(*this);
     if (decode() && causal && seqlen_q <= seqlen_k) return per_pair * (nq * nk - nq * (nq - 1) / 2);
     const double f = per_pair * nq * nk;
     return causal ? f / 2 : f;
 }
 
 double Problem::kv_bytes() const {
-    return 2.0 * batch * heads_kv * double(seqlen_k) * head_dim * double(element_size(dtype));
+    double keys = seqlen_k;  // a left window bounds the keys any query row reads
+    if (mods.window_left >= 0)
+        keys = std::min(keys, double(mods.window_left) + seqlen_q + std::max(0, mods.window_right));
+    return 2.0 * batch * heads_kv * keys * head_dim * double(element_size(dtype));
 }
 
 std::string Problem::label() const {
     const std::string h = heads_kv == heads ? fmt::format("H{}", heads) : fmt::format("H{}/kv{}", heads, heads_kv);
-    return fmt::format("{} B{} {} Nq{} Nk{} d{} {}{}", to_string(dtype), batch, h, seqlen_q, seqlen_k, head_dim,
-                       causal ? "causal" : "full", layout == Layout::bhsd ? " bhsd" : "");
+    std::string modifiers;
+    if (mods.window()) modifiers += fmt::format(" window{},{}", mods.window_left, mods.window_right);
+    if (mods.softcap != 0.f) modifiers += fmt::format(" softcap{:g}", mods.softcap);
+    if (mods.alibi) modifiers += " alibi";
+    return fmt::format("{} B{} {} Nq{} Nk{} d{} {}{}{}", to_string(dtype), batch, h, seqlen_q, seqlen_k, head_dim,
+                       causal ? "causal" : "full", layout == Layout::bhsd ? " bhsd" : "", modifiers);
 }
 
 void add_options(CLI::App& app, BenchOptions& o) {
@@ -119,13 +147,22 @@ void add_options(CLI::App& app, BenchOptions& o) {
                    "batch*seqlen = 16k tokens, heads*head_dim = 2048, seqlen 512..16k, --head-dim default 64,128, "
                    "causal both; decode: KV-cache decode steps, bf16 unless --dtype, d 128 unless --head-dim, "
                    "B 1,16,64, 32 query heads over 32,8,1 KV heads (or --heads-kv), Nq 1 (full) and 4 (causal, "
-                   "or --causal for both), Nk 1k,8k,32k,128k, skipping shapes whose K+V exceed 24 GB")
-        ->check(CLI::IsMember({"tutorial", "paper", "decode"}))
+                   "or --causal for both), Nk 1k,8k,32k,128k, skipping shapes whose K+V exceed 24 GB; serving: the "
+                   "score modifiers models use, bf16 d 128 unless --dtype / --head-dim: prefill B1 N16k hidden 2048 "
+                   "plain, sliding window 4096 causal and 2048,2048, softcap 30, ALiBi (full and causal), and decode "
+                   "B16 H32/kv8 Nk 32k plain and with a 4096 window")
+        ->check(CLI::IsMember({"tutorial", "paper", "decode", "serving"}))
         ->excludes(batch)
         ->excludes(heads)
         ->excludes(sq)
         ->excludes(sk)
         ->group(shape);
+
+    const auto* mods = "Score modifiers (every problem; a preset's own rows keep theirs)";
+    app.add_option("--window", o.window, "sliding window L,R: query i sees keys i+off-L .. i+off+R (-1: unbounded)")
+        ->group(mods);
+    app.add_option("--softcap", o.softcap, "logit soft-capping (0: off)")->check(CLI::NonNegativeNumber)->group(mods);
+    app.add_flag("--alibi", o.alibi, "ALiBi bias with slopes 2^(-8 (h + 1) / heads)")->group(mods);
 
     const auto* configs = "Tile configurations";
     auto* config = app.add_option("--config", o.config, "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s stages, e.g. 128x64w4s2, "
@@ -167,10 +204,62 @@ void add_options(CLI::App& app, BenchOptions& o) {
     app.add_flag("-q,--quiet", o.quiet, "no progress lines on stderr")->group(output);
 }
 
-std::vector<Problem> make_problems(const BenchOptions& o) {
+namespace {
+
+ProblemMods parse_mods(const BenchOptions& o) {
+    ProblemMods m;
+    if (!o.window.empty()) {
+        const std::vector<std::string> sides = tools::split_list(o.window);
+        bool ok = sides.size() == 2;
+        for (std::size_t i = 0; ok && i < 2; ++i) {
+            std::size_t used = 0;
+            try {
+                (i == 0 ? m.window_left : m.window_right) = std::stoi(sides[i], &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            ok = used == sides[i].size() && (i == 0 ? m.window_left : m.window_right) >= -1;
+        }
+        if (!ok) throw UsageError(fmt::format("--window '{}': expected L,R with each >= -1, e.g. 4096,0", o.window));
+    }
+    m.softcap = o.softcap;
+    m.alibi = o.alibi;
+    return m;
+}
+
+// Serving rows: prefill of 16k tokens (hidden 2048) with each modifier beside plain attention, and GQA decode
+// against a 32k cache with and without a sliding window.
+std::vector<Problem> serving_problems(const std::vector<DType>& dtypes, const std::vector<int>& dims, Layout layout) {
+    std::vector<Problem> problems;
+    const ProblemMods plain, window_causal{4096, 0}, window{2048, 2048}, softcap{-1, -1, 30.f}, alibi{-1, -1, 0.f, true};
+    for (DType dtype : dtypes)
+        for (int d : dims) {
+            if (kPaperModelDim % d != 0)
+                throw UsageError(fmt::format("--head-dim {}: the serving preset needs a divisor of {}", d,
+                                             kPaperModelDim));
+            const int heads = kPaperModelDim / d;
+            const auto prefill = [&](bool causal, const ProblemMods& m) {
+                problems.push_back({dtype, 1, heads, heads, kPaperTokens, kPaperTokens, d, causal, layout, m});
+            };
+            prefill(false, plain), prefill(true, plain);
+            prefill(true, window_causal), prefill(false, window);
+            prefill(false, softcap), prefill(true, softcap);
+            prefill(false, alibi), prefill(true, alibi);
+            for (const ProblemMods& m : {plain, ProblemMods{4096, -1}})
+                problems.push_back({dtype, 16, kDecodeHeadsQ, 8, 1, 32768, d, false, layout, m});
+        }
+    return problems;
+}
+
+std::vector<Problem> make_plain_problems(const BenchOptions& o) {
     const Layout layout = parse_layout(o.layout);
     const std::vector<DType> dtypes = parse_dtypes(o.dtype);
     std::vector<Problem> problems;
+
+    if (o.preset == "serving")
+        return serving_problems(o.dtype_option->count() ? dtypes : std::vector<DType>{DType::bf16},
+                                o.head_dim.empty() ? std::vector<int>{128} : parse_ints(o.head_dim, "--head-dim"),
+                                layout);
 
     if (o.preset == "tutorial") {
         const std::vector<int> dims = o.head_dim.empty() ? std::vector<int>{128} : parse_ints(o.head_dim, "--head-dim");
@@ -237,6 +326,16 @@ std::vector<Problem> make_problems(const BenchOptions& o) {
                 for (int nq : seqlens_q)
                     for (int nk : seqlens_k.empty() ? std::vector<int>{nq} : seqlens_k)
                         problems.push_back({dtype, o.batch, o.heads, heads_kv, nq, nk, d, causal, layout});
+    return problems;
+}
+
+}  // namespace
+
+std::vector<Problem> make_problems(const BenchOptions& o) {
+    std::vector<Problem> problems = make_plain_problems(o);
+    const ProblemMods mods = parse_mods(o);
+    if (o.preset != "serving")
+        for (Problem& p : problems) p.mods = mods;
     return problems;
 }
 

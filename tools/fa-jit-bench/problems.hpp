@@ -19,18 +19,29 @@ inline constexpr int kDecodeMaxSeqlenQ = 16;
 // --preset decode skips shapes whose K and V caches together exceed this (one input set is always allocated).
 inline constexpr double kDecodeMaxKvBytes = 24e9;
 
+// Score modifiers of a problem (AttentionArgs' fields; ALiBi slopes 2^(-8 (h + 1) / heads)).
+struct ProblemMods {
+    int window_left = -1, window_right = -1;
+    float softcap = 0.f;
+    bool alibi = false;
+    bool window() const { return window_left >= 0 || window_right >= 0; }
+};
+
 struct Problem {
     DType dtype = DType::f32;
     int batch = 1, heads = 1, heads_kv = 1, seqlen_q = 1, seqlen_k = 1, head_dim = 64;
     bool causal = false;
     Layout layout = Layout::bshd;
+    ProblemMods mods = {};
 
-    ProblemClass problem_class() const { return {dtype, head_dim, causal, seqlen_q, seqlen_k}; }
+    ProblemClass problem_class() const;
     bool decode() const { return seqlen_q <= kDecodeMaxSeqlenQ; }
     // 4 * B * H * Nq * Nk * d, halved when causal (the FlashAttention papers' convention). Decode problems count
-    // the (query, key) pairs the causal mask leaves visible exactly: Nq * Nk - Nq * (Nq - 1) / 2 when Nq <= Nk.
+    // the (query, key) pairs the causal mask leaves visible exactly: Nq * Nk - Nq * (Nq - 1) / 2 when Nq <= Nk;
+    // so do problems with a sliding window (the pairs inside it).
     double flops() const;
-    // Bytes of K and V read once: 2 * B * H_kv * Nk * d * element size (what a decode step is bound by).
+    // Bytes of K and V read once: 2 * B * H_kv * Nk * d * element size (what a decode step is bound by); with a
+    // left window, of the keys inside it.
     double kv_bytes() const;
     // "fp32 B4 H16 Nq2048 Nk2048 d128 causal bshd" (heads_kv shown only when it differs: "H16/kv4").
     std::string label() const;
@@ -47,7 +58,10 @@ struct BenchOptions {
     std::string dtype = "fp32";        // list
     std::string causal = "no";         // yes | no | both (--preset paper: both)
     std::string layout = "bshd";
-    std::string preset;                // "", tutorial, paper, decode
+    std::string preset;                // "", tutorial, paper, decode, serving
+    std::string window;                // "L,R": sliding window of every problem (-1: unbounded side)
+    float softcap = 0.f;
+    bool alibi = false;
 
     // Configs.
     std::string config;  // "64x64w4" (fp32) or "128x64w4s2" (fp16/bf16): force one

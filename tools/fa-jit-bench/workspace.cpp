@@ -3,6 +3,7 @@
 #include "common/element_types.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace fa_jit::bench {
@@ -58,6 +59,12 @@ Workspace::Workspace(const Problem& p) : problem_(p) {
     lse_ = DeviceBuffer(lse_elems_ * sizeof(float));
     ref_o_ = DeviceBuffer(q_elems_ * es);
     ref_lse_ = DeviceBuffer(lse_elems_ * sizeof(float));
+    if (p.mods.alibi) {
+        std::vector<float> slopes(p.heads);
+        for (int h = 0; h < p.heads; ++h) slopes[h] = std::exp2(-8.0f * (h + 1) / p.heads);
+        alibi_slopes_ = DeviceBuffer(slopes.size() * sizeof(float));
+        alibi_slopes_.upload(slopes.data(), slopes.size() * sizeof(float));
+    }
 }
 
 AttentionArgs Workspace::base_args() const {
@@ -70,6 +77,9 @@ AttentionArgs Workspace::base_args() const {
     a.seqlen_k = problem_.seqlen_k;
     a.head_dim = problem_.head_dim;
     a.causal = problem_.causal;
+    a.window_left = problem_.mods.window_left, a.window_right = problem_.mods.window_right;
+    a.softcap = problem_.mods.softcap;
+    if (problem_.mods.alibi) a.alibi_slopes = static_cast<const float*>(alibi_slopes_.get());
     if (problem_.layout == Layout::bshd)
         a.layout_bshd();
     else

@@ -54,6 +54,7 @@ private:
     std::size_t q_elems_ = 0, kv_elems_ = 0, lse_elems_ = 0, set_bytes_ = 0;
     std::vector<Inputs> sets_;
     DeviceBuffer o_, lse_, ref_o_, ref_lse_;
+    DeviceBuffer alibi_slopes_;  // fp32 [heads] when the problem has ALiBi
 };
 
 }  // namespace fa_jit::bench

@@ -106,6 +106,15 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
     const std::vector<DType> dtypes = parse_dtypes(options.dtypes);
     const std::vector<int> head_dims = parse_head_dims(options.head_dims);
     const std::vector<bool> causals = parse_causal(options.causal);
+    std::vector<ScoreMods> feature_sets;
+    for (const std::string& set : options.features) {
+        try {
+            feature_sets.push_back(ScoreMods::parse(set, "--features"));
+        } catch (const InvalidArgument& e) {
+            throw UsageError(e.what());
+        }
+    }
+    if (feature_sets.empty()) throw UsageError("--features: expected at least one set, e.g. none or window,softcap");
 
     std::vector<WarmupItem> items;
     const auto add = [&](WarmupItem item) {
@@ -124,11 +133,13 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
                     // Prefill at --seqlen, and decode against a cache of --seqlen keys with 16, 32, 64 and 128 packed
                     // query rows per KV head (one token; 4 tokens x groups of 8, 16 and 32): the decode families'
                     // tiles differ by those rows only.
-                    for (const ProblemClass& problem : {ProblemClass{dtype, d, causal, options.seqlen, options.seqlen},
-                                                        ProblemClass{dtype, d, causal, 1, options.seqlen, 1},
-                                                        ProblemClass{dtype, d, causal, 4, options.seqlen, 8},
-                                                        ProblemClass{dtype, d, causal, 4, options.seqlen, 16},
-                                                        ProblemClass{dtype, d, causal, 4, options.seqlen, 32}}) {
+                    for (const ScoreMods& mods : feature_sets)
+                    for (ProblemClass problem : {ProblemClass{dtype, d, causal, options.seqlen, options.seqlen},
+                                                 ProblemClass{dtype, d, causal, 1, options.seqlen, 1},
+                                                 ProblemClass{dtype, d, causal, 4, options.seqlen, 8},
+                                                 ProblemClass{dtype, d, causal, 4, options.seqlen, 16},
+                                                 ProblemClass{dtype, d, causal, 4, options.seqlen, 32}}) {
+                        problem.mods = mods;
                         const int cc = arch_cc(arch);
                         std::vector<AttentionKernelSpec> specs;
                         TileConfig chosen;
@@ -148,9 +159,10 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
 }
 
 std::string describe(const WarmupItem& item) {
-    return fmt::format("{} {} d{} {} {}{}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
+    return fmt::format("{} {} d{} {} {}{}{}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
                        item.spec.causal ? "causal" : "full", item.spec.tile.to_string(),
-                       item.spec.even_mn ? " even" : "");
+                       item.spec.even_mn ? " even" : "",
+                       item.spec.mods.any() ? " " + item.spec.mods.to_string() : "");
 }
 
 const char* to_string(WarmupStatus status) {
