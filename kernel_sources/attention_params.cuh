@@ -47,6 +47,13 @@ struct AttentionParams {
     // causal offset is seqused_k[b] - seqlen_q (tile::used_keys, tile::causal_offset).
     const int* seqused_k;
 
+    // Split-KV (the decode family): the keys of each (sequence, KV head) are split into num_splits blocks. With more
+    // than one, each block writes its normalised partial O and its LSE to the workspace and a combine kernel merges
+    // them; with one, the block writes O and LSE itself.
+    int num_splits;
+    float* partial_lse;  // [num_splits][batch][heads_q][seqlen_q]
+    float* partial_o;    // [num_splits][batch][heads_q][seqlen_q][head_dim]
+
     // Score modifiers (mods::), read only by kernels compiled with them. offset is the causal offset (against the used
     // keys under seqused_k).
     //   window_left / window_right: the sliding window, both >= 0 (an unbounded side holds seqlen_q + seqlen_k, past
@@ -60,13 +67,6 @@ struct AttentionParams {
     float softcap, softcap_scale;
     const float* alibi_slopes;
     float alibi_unit;
-
-    // Split-KV (the decode family): the keys of each (sequence, KV head) are split into num_splits blocks. With more
-    // than one, each block writes its normalised partial O and its LSE to the workspace and a combine kernel merges
-    // them; with one, the block writes O and LSE itself.
-    int num_splits;
-    float* partial_lse;  // [num_splits][batch][heads_q][seqlen_q]
-    float* partial_o;    // [num_splits][batch][heads_q][seqlen_q][head_dim]
 };
 
 }  // namespace fa_jit
