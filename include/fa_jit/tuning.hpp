@@ -72,7 +72,7 @@ struct FA_JIT_API ProblemClass {
     // that has elements; a BHSD K without keys has zero strides and repeats nothing): families
     // that load through TMA maps, which cannot express that, do not serve the problem.
     bool repeated_input = false;
-    ScoreMods mods;  // only families whose kernels have every modifier serve the problem
+    ScoreMods mods = {};  // only families whose kernels have every modifier serve the problem
     static ProblemClass of(const AttentionArgs& args) {
         const auto repeats = [](const Strides& s, int batch, int heads, int rows) {
             if (batch == 0 || heads == 0 || rows == 0) return false;  // no elements: nothing repeats
@@ -104,7 +104,7 @@ struct FA_JIT_API AttentionKernelSpec {
     bool even_mn = false;
     // Reads per-sequence KV lengths (AttentionArgs::seqused_k), for families whose kernels specialize on it.
     bool seqused_k = false;
-    ScoreMods mods;  // score modifiers compiled in (the kMods template argument)
+    ScoreMods mods = {};  // score modifiers compiled in (the kMods template argument)
 
     std::string family() const;           // e.g. "f16-wgmma"; throws InvalidArgument when no family owns the tile
     std::string source_name() const;      // the kernel_sources/ file
