@@ -1,6 +1,7 @@
 // The README's JIT example, compiled and run as far as a machine without a GPU allows.
 #include <fa_jit/attention.hpp>
 #include <fa_jit/jit.hpp>
+#include <fa_jit/tuning.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -23,4 +24,12 @@ TEST_CASE("the README example compiles a kernel for an explicit arch", "[readme]
     CHECK_NOTHROW(fa_jit::validate(args));
     CHECK(args.q_strides.row == 32 * 128);
     CHECK(args.k_strides.row == 8 * 128);
+
+    // The score-modifier example (slopes: a device pointer, only checked).
+    const float* slopes = storage;
+    args.window_left = 4096; args.window_right = 0;
+    args.softcap = 50.0f;
+    args.alibi_slopes = slopes;
+    CHECK_NOTHROW(fa_jit::validate(args));
+    CHECK(fa_jit::ProblemClass::of(args).mods.bits() == 7);
 }
