@@ -3,7 +3,7 @@
 // sm_80, sm_86, sm_89, sm_90(a) and newer.
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal,
-//             bool kEvenMN, int kMods = 0>
+//             bool kEvenMN, int kMods = 0, bool kVarlen = false>
 //   __global__ void attention_fwd_f16(const __grid_constant__ AttentionParams p);
 //
 //   T        fa_jit::half_t or fa_jit::bf16_t (q, k, v, o all of type T; lse fp32).
@@ -17,6 +17,7 @@
 //   kCausal  bottom-right aligned causal mask: query row i sees key j iff j <= i + p.causal_offset.
 //   kEvenMN  true only if seqlen_q % kBlockM == 0 and seqlen_k % kBlockN == 0: drops row bounds checks.
 //   kMods    score modifiers (mods:: bits; tile/mask.cuh): a sliding window moves K / V to its first key tile.
+//   kVarlen  packed sequences (p.cu_seqlens_q / _k, tile::seq_rows): a block past its sequence's end exits.
 //
 // Name expression: fa_jit::attention_fwd_f16<fa_jit::bf16_t, 128, 64, 128, 8, 2, false, true>   (8 arguments; a 9th,
 //                  kMods, only when nonzero)
@@ -130,7 +131,7 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
 // The kernel
 // ================================================================================================================
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, bool kEvenMN,
-          int kMods = 0>
+          int kMods = 0, bool kVarlen = false>
 __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __grid_constant__ AttentionParams p) {
     using namespace f16_detail;
     using Tr = AttentionFwdF16Traits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
@@ -161,23 +162,36 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     // there by key_shift rows (tile/mask.cuh, "Window origin"). Without one, the kernel reads p.seqlen_k and
     // p.causal_offset where it uses them, as before the modifiers.
     constexpr bool kWindow = (kMods & mods::kWindow) != 0;
+    // Packed sequences: this block's sequence, its rows and lengths (one batch of total rows); past its end, nothing
+    // to do.
+    tile::SeqRows seq{};  // only under kVarlen: reading the plain lengths here changed the plain kernels' SASS
+    if constexpr (kVarlen) seq = tile::seq_rows<true>(p, bi.batch);
+    if (kVarlen && m0 >= seq.seqlen_q) return;
+    const int batch = kVarlen ? 0 : bi.batch;
+    const auto seqlen_q = [&] { return kVarlen ? seq.seqlen_q : p.seqlen_q; };
+    const auto seq_keys = [&] { return kVarlen ? seq.seqlen_k : p.seqlen_k; };
+    const auto seq_offset = [&] { return kVarlen ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
     const tile::ScoreMod<kMods> mod = tile::ScoreMod<kMods>::make(p, bi.head);
-    const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, m0, mod);
+    const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(seq_keys(), seq_offset(), m0, mod);
     const int key_shift = kWindow ? span.first * kBlockN : 0;
-    const auto seqlen_k = [&] { return kWindow ? p.seqlen_k - key_shift : p.seqlen_k; };
-    const auto causal_offset = [&] { return kWindow ? p.causal_offset - key_shift : p.causal_offset; };
+    const auto seqlen_k = [&] { return kWindow ? seq_keys() - key_shift : seq_keys(); };
+    const auto causal_offset = [&] { return kWindow ? seq_offset() - key_shift : seq_offset(); };
+    const long long k_row0 = (kWindow ? key_shift : 0) + (kVarlen ? seq.k0 : 0);  // the first key row read
 
     // Bases inline, not tile::tensor_bases: O's base would move as in the copy-out below.
-    const unsigned short* q =
-        static_cast<const unsigned short*>(p.q) + bi.batch * p.q_batch_stride + bi.head * p.q_head_stride;
-    const unsigned short* k = static_cast<const unsigned short*>(p.k) + bi.batch * p.k_batch_stride +
-                              bi.head_kv * p.k_head_stride + (kWindow ? key_shift * p.k_row_stride : 0);
-    const unsigned short* v = static_cast<const unsigned short*>(p.v) + bi.batch * p.v_batch_stride +
-                              bi.head_kv * p.v_head_stride + (kWindow ? key_shift * p.v_row_stride : 0);
-    unsigned short* o = static_cast<unsigned short*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
-    float* lse =
-        p.lse == nullptr ? nullptr : p.lse + (static_cast<long long>(bi.batch) * p.heads_q + bi.head) * p.seqlen_q;
-    const int n_block_max = kMods == 0 ? tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0) : span.count();
+    const unsigned short* q = static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride +
+                              bi.head * p.q_head_stride + (kVarlen ? seq.q0 * p.q_row_stride : 0);
+    const unsigned short* k = static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride +
+                              bi.head_kv * p.k_head_stride + (kWindow || kVarlen ? k_row0 * p.k_row_stride : 0);
+    const unsigned short* v = static_cast<const unsigned short*>(p.v) + batch * p.v_batch_stride +
+                              bi.head_kv * p.v_head_stride + (kWindow || kVarlen ? k_row0 * p.v_row_stride : 0);
+    unsigned short* o = static_cast<unsigned short*>(p.o) + batch * p.o_batch_stride + bi.head * p.o_head_stride +
+                        (kVarlen ? seq.q0 * p.o_row_stride : 0);
+    float* lse = p.lse == nullptr ? nullptr
+                 : kVarlen       ? p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0
+                                 : p.lse + (static_cast<long long>(bi.batch) * p.heads_q + bi.head) * p.seqlen_q;
+    const int n_block_max =
+        kMods == 0 && !kVarlen ? tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0) : span.count();
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];
@@ -207,7 +221,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     };
     tile::KVRing<kStages, kBlockN, kKVBytes> ring{sKV, 0};
     if (n_block_max > 0) {  // Q_i in the group of the first key tile
-        load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, p.seqlen_q);
+        load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, seqlen_q());
         ring.prologue(n_block_max, load_k, load_v);
     }
     // Q fragments (A operand, row-major 16x16): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
@@ -377,10 +391,10 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
                     pack2<kBf16>(acc_o[mt][nt][2 * h] * rt.inv_l, acc_o[mt][nt][2 * h + 1] * rt.inv_l);
                 if (kStageO)
                     st_shared_b32(row_stage + (((g ^ nt) & 7) | (nt & ~7)) * 16, packed);
-                else if (kEvenMN || row < p.seqlen_q)
+                else if (kEvenMN || row < seqlen_q())
                     *reinterpret_cast<unsigned*>(o_row + nt * 8 + 2 * t) = packed;
             }
-            if (lse != nullptr && t == 0 && (kEvenMN || row < p.seqlen_q))
+            if (lse != nullptr && t == 0 && (kEvenMN || row < seqlen_q()))
                 lse[row] = tile::row_lse(m_i[mt][h], rt, kNegInf);
         }
     }
@@ -403,7 +417,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         for (int i = 0; i * kRowsPerIter < Tr::kWarpRows; ++i) {
             const int r = r0 + i * kRowsPerIter;
             if (Tr::kWarpRows % kRowsPerIter != 0 && r >= Tr::kWarpRows) break;  // kHeadDim 8: 32 rows per step
-            if (kEvenMN || o_row0 + r < p.seqlen_q) {
+            if (kEvenMN || o_row0 + r < seqlen_q()) {
                 unsigned v[4];
                 ld_shared_v4(v, sQ + Layout::offset(warp_row0 + r, ch));
                 st_global_v4(dst, v);
@@ -417,7 +431,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
             if (kChunksWarp % 32 != 0 && c >= kChunksWarp) break;
             const int r = c / kChunksO;
             const int ch = c % kChunksO;
-            if (kEvenMN || o_row0 + r < p.seqlen_q) {
+            if (kEvenMN || o_row0 + r < seqlen_q()) {
                 unsigned v[4];
                 ld_shared_v4(v, sQ + Layout::offset(warp_row0 + r, ch));
                 st_global_v4(o + static_cast<long long>(o_row0 + r) * p.o_row_stride + ch * 8, v);

@@ -1,12 +1,14 @@
 // FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only); family "f16-ws"
 // (src/attention/families/f16_ws.cpp).
 //
-//   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0>
+//   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0, bool kVarlen = false>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
 //                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
 //                                        k_map, const __grid_constant__ TensorMap v_map);
 //
 // kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches.
+// kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
+// its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
 //
 // Launch: block 384 threads, dynamic shared memory ws_layout::smem_bytes(kBlockN, kHeadDim, kStages). Without the
 // causal mask or a window (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b + gridDim.x, ... in
@@ -50,7 +52,7 @@
 
 namespace fa_jit {
 
-template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0>
+template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0, bool kVarlen = false>
 __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     attention_fwd_f16_ws(const __grid_constant__ AttentionParams p, const __grid_constant__ TensorMap q_map,
                          const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map) {
@@ -78,7 +80,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const auto kv_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
 
     // At d 256 the persistent loop's registers do not fit beside O's 128 (ptxas spills 40 bytes): one tile per block.
-    constexpr bool kPersistent = ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0);
+    constexpr bool kPersistent = ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0 || kVarlen);
     // This block's tiles: first, first + step, ... below end.
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
@@ -88,6 +90,18 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     };
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
+    // Packed sequences (one tile per block): the sequence's rows and lengths; a block past its end has nothing to do.
+    SeqRows seq{};
+    if constexpr (kVarlen) {
+        const BlockIndex b = block_at(first);
+        seq = seq_rows<true>(p, b.batch);
+        if (b.m0 >= seq.seqlen_q) return;
+    }
+    const auto seqlen_q = [&] { return kVarlen ? seq.seqlen_q : p.seqlen_q; };
+    const auto seqlen_k = [&] { return kVarlen ? seq.seqlen_k : p.seqlen_k; };
+    const auto causal_offset = [&] { return kVarlen ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
+    const int q_row0 = kVarlen ? seq.q0 : 0, k_row0 = kVarlen ? seq.k0 : 0;  // TMA row coordinates of row / key 0
+    const auto map_batch = [&](const BlockIndex& b) { return kVarlen ? 0 : b.batch; };
 
     if (threadIdx.x == 0) {
         mbarrier::init(q_full, 1);
@@ -112,14 +126,14 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         for (int tile = first; tile < end; tile += step) {
             const BlockIndex bi = block_at(tile);
             const KeySpan span =
-                key_span<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, bi.m0, ScoreMod<kMods>::make(p, 0));
+                key_span<kBlockM, kBlockN, kCausal>(seqlen_k(), causal_offset(), bi.m0, ScoreMod<kMods>::make(p, 0));
             const int n_block_max = span.count();
             if (n_block_max == 0) continue;
             mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
             mbarrier::arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
             for (int dc = 0; dc < kDBlocks; ++dc)
-                tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, bi.m0, bi.head, bi.batch, q_full);
+                tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head, map_batch(bi), q_full);
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                 const int s = kv_loads % kStages;
                 const int n0 = (span.end - 1 - it) * kBlockN;
@@ -127,12 +141,14 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
                 for (int dc = 0; dc < kDBlocks; ++dc)
-                    tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, n0, bi.head_kv, bi.batch,
+                    tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0, bi.head_kv,
+                                 map_batch(bi),
                                  k_full(s));
                 mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
 #pragma unroll
                 for (int dc = 0; dc < kDBlocks; ++dc)
-                    tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, n0, bi.head_kv, bi.batch,
+                    tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0, bi.head_kv,
+                                 map_batch(bi),
                                  v_full(s));
             }
         }
@@ -161,7 +177,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         const BlockIndex bi = block_at(tile);
         const int m0 = bi.m0;
         const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
-        const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, m0, mod);
+        const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(seqlen_k(), causal_offset(), m0, mod);
         const int n_block_max = span.count();  // visited last tile first
 
         float acc_o[kDBlocks][8][4];
@@ -170,14 +186,14 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         float l_i[2] = {0.f, 0.f};
         const auto softmax = [&](float(&acc_s)[kNTilesS][4], int n0, unsigned(&p_frag)[kNTilesS][2], float(&alpha)[2]) {
             if constexpr (kMods == 0) {
-                if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
-                    mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset,
+                if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()))
+                    mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(),
                                                   kNegInf);
             } else {
-                modify_fragment(acc_s, m0 + warp_row0, n0, g, t, p.causal_offset, mod);
-                if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, p.seqlen_k, p.causal_offset) ||
-                    window_needs_mask<kBlockM, kBlockN>(n0, m0, p.causal_offset, mod))
-                    mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset,
+                modify_fragment(acc_s, m0 + warp_row0, n0, g, t, causal_offset(), mod);
+                if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()) ||
+                    window_needs_mask<kBlockM, kBlockN>(n0, m0, causal_offset(), mod))
+                    mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(),
                                                   kNegInf, mod);
             }
             online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
@@ -241,13 +257,18 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         // LSE = -inf. A block with one tile stages O in its warps' own Q rows (read only by their warpgroup's
         // completed wgmmas) for 16-byte stores; a persistent block's shared memory already holds the next tile's Q,
         // so O goes straight from the registers.
-        const TensorBases<unsigned short> bc = tensor_bases<unsigned short>(p, bi);
+        TensorBases<unsigned short> bc = tensor_bases<unsigned short>(p, bi);
+        if constexpr (kVarlen) {  // one batch of total rows; LSE [heads_q][total_q]
+            bc = tensor_bases<unsigned short>(p, {bi.m0, bi.head, 0, bi.head_kv});
+            bc.o += seq.q0 * p.o_row_stride;
+            bc.lse = p.lse == nullptr ? nullptr : p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0;
+        }
         if constexpr (kPersistent) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const RowTotals rt = row_totals(l_i[h]);
                 const int row = m0 + warp_row0 + h * 8 + g;
-                if (row < p.seqlen_q) {
+                if (row < seqlen_q()) {
                     store_o_row<kBf16, kHeadDim>(bc.o + row * p.o_row_stride + 2 * t, h, acc_o, rt.inv_l);
                     if (bc.lse != nullptr && t == 0) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
                 }
@@ -260,11 +281,11 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 const RowTotals rt = row_totals(l_i[h]);
                 const int row = m0 + warp_row0 + h * 8 + g;
                 stage_o_row_sw128<kBf16, kBlockM>(o_stage, h, g, acc_o, rt.inv_l);
-                if (bc.lse != nullptr && t == 0 && row < p.seqlen_q) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
+                if (bc.lse != nullptr && t == 0 && row < seqlen_q()) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
             }
             __syncwarp();
             store_rows_16b<Swizzle128B<kBlockM>, 16, kHeadDim, false>(sQ, warp_row0, bc.o, p.o_row_stride,
-                                                                      m0 + warp_row0, p.seqlen_q, lane);
+                                                                      m0 + warp_row0, seqlen_q(), lane);
         }
     }
 }

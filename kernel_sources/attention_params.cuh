@@ -67,6 +67,13 @@ struct AttentionParams {
     float softcap, softcap_scale;
     const float* alibi_slopes;
     float alibi_unit;
+
+    // Variable-length sequences (kVarlen kernels; tile::seq_rows): sequence b's rows [cu_seqlens_q[b], +len) of the
+    // packed [total_q, heads, d] q / o and [total_k, heads, d] k / v, clamped into the totals and to seqlen_q /
+    // seqlen_k (the bounds); LSE [heads_q][total_q]. Null without.
+    const int* cu_seqlens_q;
+    const int* cu_seqlens_k;
+    int total_q, total_k;
 };
 
 }  // namespace fa_jit

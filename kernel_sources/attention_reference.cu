@@ -7,6 +7,8 @@
 // Name expression:  fa_jit::attention_reference<float, false>   (or <fa_jit::half_t, true>, <fa_jit::bf16_t, …>)
 // Launch:           grid (ceil(seqlen_q / 128), heads_q, batch), block 128 threads, no dynamic shared memory.
 //
+// Packed sequences (p.cu_seqlens_q, read at run time): the grid's batch is the sequence, rows come from
+// tile::seq_rows, LSE is [heads_q][total_q].
 // One thread per query row, float64 throughout, two passes over the keys (row max, then sum and P @ V):
 //   s_j = scale * q . k_j    for visible keys j (j < used and, if causal, j <= i + off; inside the sliding window
 //                            i + off - window_left <= j <= i + off + window_right), where used is seqlen_k or the
@@ -31,18 +33,23 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
     const int row = blockIdx.x * kReferenceThreads + threadIdx.x;
     const int head = blockIdx.y;
     const int batch = blockIdx.z;
-    if (row >= p.seqlen_q) return;
+    // Packed sequences (read at run time): the sequence's rows in one batch of total rows.
+    const bool varlen = p.cu_seqlens_q != nullptr;
+    const tile::SeqRows seq = varlen ? tile::seq_rows<true>(p, batch) : tile::seq_rows<false>(p, batch);
+    if (row >= seq.seqlen_q) return;
     const int head_kv = head / p.group_size;
     const int d = p.head_dim;
+    const long long b = varlen ? 0 : batch;
 
-    const T* q = static_cast<const T*>(p.q) + batch * p.q_batch_stride + head * p.q_head_stride + row * p.q_row_stride;
-    const T* k = static_cast<const T*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
-    const T* v = static_cast<const T*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
-    T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + row * p.o_row_stride;
+    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + head * p.q_head_stride +
+                 (seq.q0 + row) * p.q_row_stride;
+    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + head_kv * p.k_head_stride + seq.k0 * p.k_row_stride;
+    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + head_kv * p.v_head_stride + seq.k0 * p.v_row_stride;
+    T* o = static_cast<T*>(p.o) + b * p.o_batch_stride + head * p.o_head_stride + (seq.q0 + row) * p.o_row_stride;
 
     // Keys [first, n_visible) are visible to this row.
-    const int used = tile::used_keys(p, batch);
-    const long long diagonal = static_cast<long long>(row) + tile::causal_offset(p, used);  // i + off
+    const int used = min(tile::used_keys(p, batch), seq.seqlen_k);
+    const long long diagonal = static_cast<long long>(row) + used - seq.seqlen_q;  // i + off
     long long last = kCausal ? diagonal : used - 1LL;
     if (last > diagonal + p.window_right) last = diagonal + p.window_right;
     if (last > used - 1) last = used - 1;
@@ -83,7 +90,8 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
     const double inv_l = l > 0.0 ? 1.0 / l : 0.0;
     for (int c = 0; c < d; ++c) o[c] = from_float<T>(static_cast<float>(acc[c] * inv_l));
     if (p.lse != nullptr) {
-        p.lse[(static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q + row] =
+        p.lse[varlen ? static_cast<long long>(head) * p.total_q + seq.q0 + row
+                     : (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q + row] =
             l > 0.0 ? static_cast<float>(m + log(l)) : neg_inf_f32();
     }
 }

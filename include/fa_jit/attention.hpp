@@ -76,6 +76,17 @@ struct FA_JIT_API AttentionArgs {
     // it by slope * (i + off) per row).
     const float* alibi_slopes = nullptr;
 
+    // ---- Variable-length sequences (packed, no padding) ----
+    // Optional device int32 [batch + 1] prefix sums, both or neither: sequence b's queries are rows
+    // [cu_seqlens_q[b], cu_seqlens_q[b + 1]) of q and o, its keys rows [cu_seqlens_k[b], cu_seqlens_k[b + 1]) of k and
+    // v. The tensors are then [total_q or total_k rows, heads, head_dim] (the batch strides are unused), seqlen_q and
+    // seqlen_k are upper bounds of the sequences' lengths (FlashAttention's max_seqlen: the grid), and LSE is
+    // [heads_q, total_q]. The host never reads them; kernels clamp each sequence into [0, total) and to the bounds.
+    const int* cu_seqlens_q = nullptr;
+    const int* cu_seqlens_k = nullptr;
+    int total_q = 0;  // rows of q and o
+    int total_k = 0;  // rows of k and v
+
     // ---- KV cache (decode) ----
     // Optional device int32 [batch]: sequence b attends to the first seqused_k[b] keys of its seqlen_k (a KV cache
     // preallocated to seqlen_k). Causal alignment uses the used length. The host never reads it; kernels clamp each

@@ -61,6 +61,10 @@ typedef struct fa_jit_attention_args {
     int32_t window_right;        /* off = seqlen_k - seqlen_q; with causal the two masks intersect */
     float softcap;               /* > 0: scores become softcap * tanh(score / softcap); 0 = off */
     const float* alibi_slopes;   /* optional device fp32 [heads_q]: score -= slope * |i + off - j| */
+    /* ---- Variable-length sequences (packed): both or neither; see AttentionArgs in attention.hpp ---- */
+    const int32_t* cu_seqlens_q; /* device int32 [batch + 1]: sequence b's rows of q / o */
+    const int32_t* cu_seqlens_k; /* device int32 [batch + 1]: its rows of k / v */
+    int32_t total_q, total_k;    /* rows of the packed tensors; seqlen_q / seqlen_k: the longest sequences */
 } fa_jit_attention_args;
 
 /* Sets every field to its default (zeros: no tensors, fp32, default scale, not causal) and struct_size to the size of

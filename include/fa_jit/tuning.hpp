@@ -73,6 +73,7 @@ struct FA_JIT_API ProblemClass {
     // that load through TMA maps, which cannot express that, do not serve the problem.
     bool repeated_input = false;
     ScoreMods mods = {};  // only families whose kernels have every modifier serve the problem
+    bool varlen = false;  // packed variable-length sequences (cu_seqlens_q / cu_seqlens_k)
     static ProblemClass of(const AttentionArgs& args) {
         const auto repeats = [](const Strides& s, int batch, int heads, int rows) {
             if (batch == 0 || heads == 0 || rows == 0) return false;  // no elements: nothing repeats
@@ -85,10 +86,15 @@ struct FA_JIT_API ProblemClass {
                 args.seqlen_k,
                 args.heads_kv > 0 ? args.heads_q / args.heads_kv : 1,
                 args.seqused_k != nullptr,
-                repeats(args.q_strides, args.batch, args.heads_q, args.seqlen_q) ||
-                    repeats(args.k_strides, args.batch, args.heads_kv, args.seqlen_k) ||
-                    repeats(args.v_strides, args.batch, args.heads_kv, args.seqlen_k),
-                ScoreMods::of(args)};
+                // Packed sequences: one batch of total rows.
+                args.cu_seqlens_q ? repeats(args.q_strides, 1, args.heads_q, args.total_q) ||
+                                        repeats(args.k_strides, 1, args.heads_kv, args.total_k) ||
+                                        repeats(args.v_strides, 1, args.heads_kv, args.total_k)
+                                  : repeats(args.q_strides, args.batch, args.heads_q, args.seqlen_q) ||
+                                        repeats(args.k_strides, args.batch, args.heads_kv, args.seqlen_k) ||
+                                        repeats(args.v_strides, args.batch, args.heads_kv, args.seqlen_k),
+                ScoreMods::of(args),
+                args.cu_seqlens_q != nullptr};
     }
 };
 
@@ -105,6 +111,7 @@ struct FA_JIT_API AttentionKernelSpec {
     // Reads per-sequence KV lengths (AttentionArgs::seqused_k), for families whose kernels specialize on it.
     bool seqused_k = false;
     ScoreMods mods = {};  // score modifiers compiled in (the kMods template argument)
+    bool varlen = false;  // reads cu_seqlens (the kVarlen template argument)
 
     std::string family() const;           // e.g. "f16-wgmma"; throws InvalidArgument when no family owns the tile
     std::string source_name() const;      // the kernel_sources/ file
@@ -113,7 +120,7 @@ struct FA_JIT_API AttentionKernelSpec {
     std::size_t shared_bytes() const;  // dynamic shared memory per block
     bool operator==(const AttentionKernelSpec& o) const noexcept {
         return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile &&
-               even_mn == o.even_mn && seqused_k == o.seqused_k && mods == o.mods;
+               even_mn == o.even_mn && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen;
     }
 };
 

@@ -81,6 +81,30 @@ __device__ __forceinline__ int used_keys(const AttentionParams& p, int batch) {
     const int used = p.seqused_k[batch];
     return used < 0 ? 0 : (used > p.seqlen_k ? p.seqlen_k : used);
 }
+// A sequence's rows and lengths. Without kVarlen: row 0 of its batch (the batch strides place it), p.seqlen_q and
+// p.seqlen_k. With packed sequences (p.cu_seqlens_q / _k): its first rows q0 / k0 in the packed tensors and its
+// lengths, each clamped so that [start, start + length) lies inside [0, total) and length <= the host's bound: a
+// malformed prefix sum (decreasing, negative, past the end) shortens or empties the sequence, never reaches outside.
+struct SeqRows {
+    int q0, k0;
+    int seqlen_q, seqlen_k;
+};
+__device__ __forceinline__ int packed_span(const int* cu, int batch, int total, int bound, int& start) {
+    const int s = min(max(cu[batch], 0), total);
+    const int e = min(max(cu[batch + 1], s), total);
+    start = s;
+    return min(e - s, bound);
+}
+template <bool kVarlen>
+__device__ __forceinline__ SeqRows seq_rows(const AttentionParams& p, int batch) {
+    SeqRows r{0, 0, p.seqlen_q, p.seqlen_k};
+    if constexpr (kVarlen) {
+        r.seqlen_q = packed_span(p.cu_seqlens_q, batch, p.total_q, p.seqlen_q, r.q0);
+        r.seqlen_k = packed_span(p.cu_seqlens_k, batch, p.total_k, p.seqlen_k, r.k0);
+    }
+    return r;
+}
+
 // Bottom-right causal alignment against the used keys: query i sees key j iff j <= i + used - seqlen_q.
 __device__ __forceinline__ int causal_offset(const AttentionParams& p, int used_keys) {
     return used_keys - p.seqlen_q;

@@ -78,7 +78,8 @@ std::uint64_t extent_bytes(const Strides& s, int batch, int heads, int rows, int
 }
 
 void check_tensor(const char* name, const void* pointer, const Strides& s, const AttentionArgs& a, int heads, int rows,
-                  bool written) {
+                  bool written, bool packed) {
+    const int batch = packed ? 1 : a.batch;
     const std::size_t elem = element_size(a.dtype);
     FA_JIT_REQUIRE(pointer != nullptr, name, "a device pointer", "null");
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % elem == 0, name,
@@ -86,7 +87,7 @@ void check_tensor(const char* name, const void* pointer, const Strides& s, const
                    pointer_string(pointer));
     FA_JIT_REQUIRE(s.batch >= 0 && s.head >= 0 && s.row >= 0, std::string(name) + " strides",
                    "non-negative element strides", strides_string(s));
-    const std::uint64_t bytes = extent_bytes(s, a.batch, heads, rows, a.head_dim, elem);
+    const std::uint64_t bytes = extent_bytes(s, batch, heads, rows, a.head_dim, elem);
     FA_JIT_REQUIRE(bytes <= kMaxTensorBytes &&
                        bytes <= std::numeric_limits<std::uintptr_t>::max() - reinterpret_cast<std::uintptr_t>(pointer),
                    std::string(name) + " strides",
@@ -127,6 +128,14 @@ void validate_problem(const AttentionArgs& a) {
                    "a 4-byte aligned device pointer or null", pointer_string(a.alibi_slopes));
     if (a.alibi_slopes && a.softcap == 0.f && a.scale)  // the bias is added in units of the scale
         FA_JIT_REQUIRE(*a.scale != 0.f, "scale", "nonzero with alibi_slopes", std::to_string(*a.scale));
+    FA_JIT_REQUIRE((a.cu_seqlens_q == nullptr) == (a.cu_seqlens_k == nullptr),
+                   a.cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q", "set together with the other (or both null)",
+                   pointer_string(a.cu_seqlens_q ? a.cu_seqlens_k : a.cu_seqlens_q));
+    for (const auto& [name, pointer] : {std::pair{"cu_seqlens_q", a.cu_seqlens_q}, {"cu_seqlens_k", a.cu_seqlens_k}})
+        FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % alignof(int) == 0, name,
+                       "a 4-byte aligned device pointer or null", pointer_string(pointer));
+    FA_JIT_REQUIRE(a.total_q >= 0, "total_q", ">= 0", std::to_string(a.total_q));
+    FA_JIT_REQUIRE(a.total_k >= 0, "total_k", ">= 0", std::to_string(a.total_k));
     FA_JIT_REQUIRE(a.num_splits >= 0 && a.num_splits <= kMaxSplits, "num_splits",
                    "in [0, " + std::to_string(kMaxSplits) + "] (0: choose)", std::to_string(a.num_splits));
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.seqused_k) % alignof(int) == 0, "seqused_k",
@@ -138,15 +147,18 @@ void validate_problem(const AttentionArgs& a) {
 }
 
 void validate_tensors(const AttentionArgs& a) {
-    check_tensor("q", a.q, a.q_strides, a, a.heads_q, a.seqlen_q, false);
-    check_tensor("k", a.k, a.k_strides, a, a.heads_kv, a.seqlen_k, false);
-    check_tensor("v", a.v, a.v_strides, a, a.heads_kv, a.seqlen_k, false);
-    check_tensor("o", a.o, a.o_strides, a, a.heads_q, a.seqlen_q, true);
+    // Packed sequences: one "batch" of total rows (the batch strides are unused).
+    const bool varlen = a.cu_seqlens_q != nullptr;
+    const int rows_q = varlen ? a.total_q : a.seqlen_q, rows_k = varlen ? a.total_k : a.seqlen_k;
+    check_tensor("q", a.q, a.q_strides, a, a.heads_q, rows_q, false, varlen);
+    check_tensor("k", a.k, a.k_strides, a, a.heads_kv, rows_k, false, varlen);
+    check_tensor("v", a.v, a.v_strides, a, a.heads_kv, rows_k, false, varlen);
+    check_tensor("o", a.o, a.o_strides, a, a.heads_q, rows_q, true, varlen);
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.lse) % alignof(float) == 0, "lse",
                    "a 4-byte aligned pointer or null", pointer_string(a.lse));
-    if (a.lse)  // contiguous [batch, heads_q, seqlen_q]
-        FA_JIT_REQUIRE(extent_bytes(Strides{static_cast<std::int64_t>(a.heads_q) * a.seqlen_q, a.seqlen_q, 1}, a.batch,
-                                    a.heads_q, a.seqlen_q, 1, sizeof(float)) <= kMaxTensorBytes,
+    if (a.lse)  // contiguous [batch, heads_q, seqlen_q], or [heads_q, total_q] with packed sequences
+        FA_JIT_REQUIRE(extent_bytes(Strides{static_cast<std::int64_t>(a.heads_q) * rows_q, rows_q, 1},
+                                    varlen ? 1 : a.batch, a.heads_q, rows_q, 1, sizeof(float)) <= kMaxTensorBytes,
                        "lse", "at most 2^48 bytes (batch * heads_q * seqlen_q floats)", pointer_string(a.lse));
     FA_JIT_REQUIRE(a.o != a.q && a.o != a.k && a.o != a.v, "o", "a buffer distinct from q, k and v",
                    pointer_string(a.o));

@@ -58,8 +58,11 @@ public:
     // Whether it should run `problem` on `cc`: accepts() and runs_on(), and every feature the problem uses. The
     // default serves problems without per-sequence KV lengths (seqused_k) whose score modifiers it has.
     virtual bool serves(const ProblemClass& problem, int cc) const {
-        return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && !problem.seqused_k && has_mods(problem);
+        return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && !problem.seqused_k && has_mods(problem) &&
+               (!problem.varlen || serves_varlen());
     }
+    // Whether its kernels read packed variable-length sequences (cu_seqlens).
+    virtual bool serves_varlen() const { return false; }
     // The score modifiers its kernels compile with (mods:: bits: window, softcap, alibi).
     virtual int score_mods() const { return 0; }
     bool has_mods(const ProblemClass& problem) const { return (problem.mods.bits() & ~score_mods()) == 0; }
@@ -123,8 +126,9 @@ std::shared_ptr<const KernelFamily> family_serving(const ProblemClass& problem, 
 // The first family chosen_for `problem` on `cc` (the one attention() runs without a forced tile), or null.
 std::shared_ptr<const KernelFamily> family_chosen(const ProblemClass& problem, int cc);
 
-// The trailing template argument of a kernel compiled with score modifiers: ", 5" for window and alibi; empty
-// without any (the kernels' kMods defaults to 0, so their names stay those of the kernels before modifiers).
+// The trailing template arguments of a kernel compiled with score modifiers or packed sequences: ", 5" for window
+// and alibi, ", 0, true" for varlen without modifiers; empty without either (kMods defaults to 0 and kVarlen to
+// false, so plain kernels keep the names they had before).
 std::string mods_argument(const AttentionKernelSpec& spec);
 
 // The kernels' name for `dtype`'s element type: "float", "fa_jit::half_t" or "fa_jit::bf16_t".

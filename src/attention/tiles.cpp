@@ -24,6 +24,15 @@ namespace {
                                               problem.seqused_k ? ", seqused_k" : "", cc),
                                   "set");
     }
+    ProblemClass packed = problem;
+    packed.varlen = false;
+    if (problem.varlen && family_serving(packed, cc))
+        throw InvalidArgument("cu_seqlens_q",
+                              fmt::format("null: no kernel family reads packed sequences for this problem ({}, d {}{}) "
+                                          "on sm_{}",
+                                          fa_jit::to_string(problem.dtype), problem.head_dim,
+                                          problem.seqused_k ? ", seqused_k" : "", cc),
+                              "a pointer");
     ProblemClass plain = problem;
     plain.seqused_k = false;
     if (problem.seqused_k && family_serving(plain, cc))

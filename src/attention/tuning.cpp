@@ -24,6 +24,7 @@ std::string tuning_key(const DeviceInfo& device, const ProblemClass& p) {
     if (p.group_size != 1) key += fmt::format("|g{}", p.group_size);
     if (p.seqused_k) key += "|used";
     if (p.mods.any()) key += "|" + p.mods.to_string();
+    if (p.varlen) key += "|varlen";
     return key;
 }
 

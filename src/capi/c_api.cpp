@@ -100,6 +100,10 @@ fa_jit_attention_args read_args(const fa_jit_attention_args* caller) {
     if (!FA_JIT_COVERS(size, window_right)) c.window_right = defaults.window_right;
     if (!FA_JIT_COVERS(size, softcap)) c.softcap = defaults.softcap;
     if (!FA_JIT_COVERS(size, alibi_slopes)) c.alibi_slopes = defaults.alibi_slopes;
+    if (!FA_JIT_COVERS(size, cu_seqlens_q)) c.cu_seqlens_q = defaults.cu_seqlens_q;
+    if (!FA_JIT_COVERS(size, cu_seqlens_k)) c.cu_seqlens_k = defaults.cu_seqlens_k;
+    if (!FA_JIT_COVERS(size, total_q)) c.total_q = defaults.total_q;
+    if (!FA_JIT_COVERS(size, total_k)) c.total_k = defaults.total_k;
     c.struct_size = static_cast<std::uint32_t>(sizeof c);
     return c;
 }
@@ -146,6 +150,8 @@ fa_jit::AttentionArgs to_args(const fa_jit_attention_args& c) {
     if (c.sliding_window != 0) a.window_left = c.window_left, a.window_right = c.window_right;
     a.softcap = c.softcap;
     a.alibi_slopes = c.alibi_slopes;
+    a.cu_seqlens_q = c.cu_seqlens_q, a.cu_seqlens_k = c.cu_seqlens_k;
+    a.total_q = c.total_q, a.total_k = c.total_k;
     return a;
 }
 

@@ -139,6 +139,17 @@ TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
         {"softcap", [](AttentionArgs& a) { a.softcap = std::numeric_limits<float>::quiet_NaN(); }},
         {"alibi_slopes", [](AttentionArgs& a) { a.alibi_slopes = reinterpret_cast<const float*>(std::uintptr_t{2}); }},
         {"scale", [](AttentionArgs& a) { a.scale = 0.f, a.alibi_slopes = reinterpret_cast<const float*>(16); }},
+        // Packed sequences.
+        {"cu_seqlens_k", [](AttentionArgs& a) { a.cu_seqlens_q = reinterpret_cast<const int*>(256); }},
+        {"cu_seqlens_q", [](AttentionArgs& a) { a.cu_seqlens_k = reinterpret_cast<const int*>(256); }},
+        {"cu_seqlens_q", [](AttentionArgs& a) {
+             a.cu_seqlens_q = reinterpret_cast<const int*>(258), a.cu_seqlens_k = reinterpret_cast<const int*>(256);
+         }},
+        {"total_q", [](AttentionArgs& a) { a.total_q = -1; }},
+        {"q strides", [](AttentionArgs& a) {  // the packed rows reach past 2^48 bytes
+             a.cu_seqlens_q = a.cu_seqlens_k = reinterpret_cast<const int*>(256);
+             a.total_q = 1 << 30, a.q_strides.row = std::int64_t{1} << 20;
+         }},
     };
     for (const Bad& bad : cases) {
         AttentionArgs a = valid_args();
@@ -195,6 +206,34 @@ TEST_CASE("score modifiers: spelling, the chooser, the kernel names", "[attentio
     const AttentionKernelSpec spec = attention_spec(a, default_tile_config(90, ProblemClass::of(a)));
     CHECK(spec.mods.bits() == 7);
     CHECK_FALSE(spec == attention_spec(valid_args(), spec.tile));
+}
+
+TEST_CASE("packed sequences: the families that read them, the kernel names", "[attention][config]") {
+    ProblemClass varlen{DType::bf16, 128, true, 4096, 4096};
+    varlen.varlen = true;
+    CHECK(kernel_family_for(varlen, 90) == "f16-ws");
+    CHECK(kernel_family_for(varlen, 80) == "f16-mma");
+    varlen.head_dim = 256, varlen.causal = false;  // f16-wgmma's problem, which it does not read packed
+    CHECK(kernel_family_for(varlen, 90) == "f16-mma");
+    varlen.seqlen_q = 1;  // decode-shaped: the decode families do not read packed sequences yet
+    CHECK(kernel_family_for(varlen, 90).rfind("decode", 0) != 0);
+    varlen.dtype = DType::f32;
+    CHECK_THROWS_WITH(kernel_family_for(varlen, 90), Catch::StartsWith("invalid argument 'cu_seqlens_q'"));
+    for (int cc : {80, 90}) {
+        ProblemClass p{DType::f16, 64, false, 512, 512};
+        p.varlen = true;
+        const std::vector<AttentionKernelSpec> specs = warmup_specs(p, cc, false);
+        REQUIRE(specs.size() == 1);  // packed lengths vary: no variant without bounds checks
+        CHECK(specs.front().varlen);
+        CHECK_THAT(specs.front().name_expression(), Catch::EndsWith(", 0, true>"));
+    }
+    AttentionArgs a = valid_args();
+    a.dtype = DType::bf16;
+    a.cu_seqlens_q = a.cu_seqlens_k = reinterpret_cast<const int*>(256);
+    a.total_q = a.total_k = 10;
+    CHECK(ProblemClass::of(a).varlen);
+    a.q_strides.batch = 0;  // unused with packed sequences: not a repeated input
+    CHECK_FALSE(ProblemClass::of(a).repeated_input);
 }
 
 TEST_CASE("attention() validates before touching the GPU", "[attention][validation]") {
@@ -426,9 +465,11 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     CHECK(spills.empty());
 }
 
-// Each family's default kernels with every score modifier (window, softcap and ALiBi together, and the window alone)
-// compile for sm_80 and sm_90a; their spills stay within 64 bytes of the same kernel's without modifiers.
-TEST_CASE("each family's kernels with score modifiers compile for sm_80 and sm_90a", "[attention][compile]") {
+// Each family's default kernels with every score modifier (window, softcap and ALiBi together, and the window alone),
+// and with packed sequences where the family reads them, compile for sm_80 and sm_90a; their spills stay within 64
+// bytes of the same kernel's without them.
+TEST_CASE("each family's kernels with score modifiers and packed sequences compile for sm_80 and sm_90a",
+          "[attention][compile]") {
     std::vector<AttentionKernelSpec> specs, plain;
     for (int cc : {80, 90})
         for (const ProblemClass& p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
@@ -451,6 +492,17 @@ TEST_CASE("each family's kernels with score modifiers compile for sm_80 and sm_9
     for (const auto& s : specs) families.insert(s.family());
     const std::vector<std::string> registered = kernel_families();
     CHECK(families == std::set<std::string>(registered.begin(), registered.end()));
+    // Packed sequences in the families that read them, with and without modifiers.
+    for (int cc : {80, 90})
+        for (const ScoreMods& mods : {ScoreMods{}, ScoreMods{true, true, true}}) {
+            ProblemClass p{DType::bf16, 128, true, 4096, 4096};
+            p.varlen = true, p.mods = mods;
+            for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {
+                specs.push_back(s);
+                s.varlen = false, s.mods = {};
+                plain.push_back(s);
+            }
+        }
 
     std::map<std::string, testing::PtxasUsage> usage;
     std::vector<AttentionKernelSpec> all = specs;

@@ -63,6 +63,10 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
         {1, 2, 1, 90, 140, 64, false, Layout::bhsd, {}, {}, 0, false, Mods{20, 10}},
     };
     for (const Case& c : cases) check_case_all_dtypes(c, rng);
+    // Packed sequences (fp16 / bf16 families only).
+    Case packed{1, 4, 2, 200, 150, 128, true, Layout::bshd};
+    packed.seqlens_q = {0, 200, 1, 70}, packed.seqlens_k = {5, 150, 0, 129};
+    for (DType dtype : {DType::bf16, DType::f16}) check_case(packed, dtype, rng);
 }
 
 TEST_CASE("every tile configuration of a head dim computes the same function", "[attention]") {
@@ -166,6 +170,32 @@ TEST_CASE("score modifiers match the reference in every prefill family", "[atten
         }
     for (const Case& c : cases(64, {})) check_case(c, DType::f32, rng);
     for (const Case& c : cases(96, {})) check_case(c, DType::bf16, rng);  // a padded head dim
+}
+
+// Packed variable-length sequences in the families that read them (f16-ws on sm_90, f16-mma; one tile each, forced,
+// and the chosen path): sequences of length 0 and 1, lengths straddling tile borders, more keys than queries and
+// fewer, causal and not, GQA, BSHD and padded rows, with score modifiers; each sequence sees only its own keys.
+TEST_CASE("packed variable-length sequences match the reference", "[attention][varlen]") {
+    const int cc = current_device().cc();
+    std::mt19937 rng(14);
+    const std::vector<int> lens_q = {0, 1, 127, 128, 129, 300, 5}, lens_k = {7, 1, 127, 200, 129, 0, 64};
+    ProblemClass varlen{DType::bf16, 128, true, 300, 300};
+    varlen.varlen = true;
+    std::vector<TileConfig> tiles = tile_per_family(varlen, cc);
+    REQUIRE(!tiles.empty());
+    tiles.push_back({});
+    for (const TileConfig& tile : tiles)
+        for (bool causal : {false, true}) {
+            Case c{1, 4, 2, 300, 200, 128, causal, Layout::bshd, tile};
+            c.seqlens_q = lens_q, c.seqlens_k = lens_k;
+            check_case(c, DType::bf16, rng);
+            Case padded{1, 2, 1, 512, 512, 64, causal, Layout::padded, tile};  // bounds above every length
+            padded.seqlens_q = {260, 3, 64}, padded.seqlens_k = {90, 333, 64};
+            check_case(padded, DType::f16, rng);
+        }
+    Case mods{1, 4, 2, 300, 300, 96, true, Layout::bshd, {}, {}, 0, false, Mods{40, 8, 6.f, true}};
+    mods.seqlens_q = {300, 17, 129}, mods.seqlens_k = {250, 170, 1};
+    check_case(mods, DType::bf16, rng);
 }
 
 TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {

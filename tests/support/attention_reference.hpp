@@ -14,23 +14,40 @@ namespace fa_jit::testing {
 // Host copies of q, k, v (float), laid out with the strides in `a`; writes o (same strides as a.o_strides) and lse
 // ([batch, heads_q, seqlen_q]). `seqused_k`: the host copy of a.seqused_k (empty: every sequence uses seqlen_k);
 // each entry is clamped to [0, seqlen_k], as the kernels do. Score modifiers: a.window_left / a.window_right,
-// a.softcap, and `alibi_slopes` (the host copy of a.alibi_slopes; empty: none).
+// a.softcap, and `alibi_slopes` (the host copy of a.alibi_slopes; empty: none). Packed sequences: `cu_q` / `cu_k`,
+// the host copies of a.cu_seqlens_q / _k, clamped as the kernels clamp them (tile::seq_rows); LSE is then
+// [heads_q, total_q].
+struct PackedSequences {
+    std::vector<int> cu_q, cu_k;
+};
 inline void reference_attention(const AttentionArgs& a, const std::vector<float>& q, const std::vector<float>& k,
                                 const std::vector<float>& v, std::vector<double>& o, std::vector<double>& lse,
-                                const std::vector<int>& seqused_k = {}, const std::vector<float>& alibi_slopes = {}) {
+                                const std::vector<int>& seqused_k = {}, const std::vector<float>& alibi_slopes = {},
+                                const PackedSequences& packed = {}) {
     const double scale = a.scale ? *a.scale : 1.0 / std::sqrt(static_cast<double>(a.head_dim));
     const int group = a.heads_q / a.heads_kv;
-    std::vector<double> s(static_cast<std::size_t>(a.seqlen_k));
+    const bool varlen = !packed.cu_q.empty();
+    // A sequence's first row and length: [cu[b], cu[b + 1]) clamped into [0, total), at most `bound` long.
+    const auto span = [](const std::vector<int>& cu, int b, int total, int bound) {
+        const std::int64_t s = std::clamp(cu[b], 0, total), e = std::clamp<std::int64_t>(cu[b + 1], s, total);
+        return std::pair<std::int64_t, std::int64_t>{s, std::min<std::int64_t>(e - s, bound)};
+    };
+    std::vector<double> s(static_cast<std::size_t>(std::max(a.seqlen_k, 1)));
     for (int b = 0; b < a.batch; ++b)
-        for (int h = 0; h < a.heads_q; ++h)
-            for (int i = 0; i < a.seqlen_q; ++i) {
+        for (int h = 0; h < a.heads_q; ++h) {
+            const auto [row0, seqlen_q] = varlen ? span(packed.cu_q, b, a.total_q, a.seqlen_q)
+                                                 : std::pair<std::int64_t, std::int64_t>{0, a.seqlen_q};
+            const auto [key0, seqlen_k] = varlen ? span(packed.cu_k, b, a.total_k, a.seqlen_k)
+                                                 : std::pair<std::int64_t, std::int64_t>{0, a.seqlen_k};
+            const std::int64_t batch = varlen ? 0 : b;
+            for (std::int64_t i = 0; i < seqlen_q; ++i) {
                 const std::int64_t used =
-                    seqused_k.empty() ? a.seqlen_k : std::clamp<std::int64_t>(seqused_k[b], 0, a.seqlen_k);
+                    seqused_k.empty() ? seqlen_k : std::clamp<std::int64_t>(seqused_k[b], 0, seqlen_k);
                 const int hk = h / group;
-                const std::int64_t q0 = b * a.q_strides.batch + h * a.q_strides.head + i * a.q_strides.row;
-                const std::int64_t o0 = b * a.o_strides.batch + h * a.o_strides.head + i * a.o_strides.row;
+                const std::int64_t q0 = batch * a.q_strides.batch + h * a.q_strides.head + (row0 + i) * a.q_strides.row;
+                const std::int64_t o0 = batch * a.o_strides.batch + h * a.o_strides.head + (row0 + i) * a.o_strides.row;
                 // Row i sees keys [first, last]: below `used`, left of the causal diagonal, inside the window.
-                const std::int64_t diagonal = i + used - a.seqlen_q;
+                const std::int64_t diagonal = i + used - seqlen_q;
                 std::int64_t last = a.causal ? std::min<std::int64_t>(used - 1, diagonal) : used - 1;
                 if (a.window_right >= 0) last = std::min<std::int64_t>(last, diagonal + a.window_right);
                 const std::int64_t first = a.window_left >= 0 ? std::max<std::int64_t>(0, diagonal - a.window_left) : 0;
@@ -38,7 +55,7 @@ inline void reference_attention(const AttentionArgs& a, const std::vector<float>
                 const double slope = alibi_slopes.empty() ? 0.0 : alibi_slopes[h];
                 double m = -std::numeric_limits<double>::infinity();
                 for (std::int64_t j = first; j <= last; ++j) {
-                    const std::int64_t k0 = b * a.k_strides.batch + hk * a.k_strides.head + j * a.k_strides.row;
+                    const std::int64_t k0 = batch * a.k_strides.batch + hk * a.k_strides.head + (key0 + j) * a.k_strides.row;
                     double dot = 0;
                     for (int c = 0; c < a.head_dim; ++c) dot += double(q[q0 + c]) * double(k[k0 + c]);
                     s[j] = dot * scale;
@@ -51,14 +68,17 @@ inline void reference_attention(const AttentionArgs& a, const std::vector<float>
                 for (int c = 0; c < a.head_dim; ++c) {
                     double acc = 0;
                     for (std::int64_t j = first; j <= last; ++j) {
-                        const std::int64_t v0 = b * a.v_strides.batch + hk * a.v_strides.head + j * a.v_strides.row;
+                        const std::int64_t v0 =
+                            batch * a.v_strides.batch + hk * a.v_strides.head + (key0 + j) * a.v_strides.row;
                         acc += std::exp(s[j] - m) * double(v[v0 + c]);
                     }
                     o[o0 + c] = last < first ? 0.0 : acc / l;
                 }
-                lse[(static_cast<std::int64_t>(b) * a.heads_q + h) * a.seqlen_q + i] =
+                lse[varlen ? h * static_cast<std::int64_t>(a.total_q) + row0 + i
+                           : (static_cast<std::int64_t>(b) * a.heads_q + h) * a.seqlen_q + i] =
                     last < first ? -std::numeric_limits<double>::infinity() : m + std::log(l);
             }
+        }
 }
 
 }  // namespace fa_jit::testing

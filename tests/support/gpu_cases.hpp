@@ -37,6 +37,9 @@ struct Case {
     int num_splits = 0;
     bool caller_workspace = false;  // pass a workspace of attention_workspace_size() bytes
     Mods mods = {};
+    // Packed sequences: each sequence's query and key lengths (batch = their count; seqlen_q / seqlen_k above are the
+    // bounds). Uploaded as prefix sums (cu_seqlens), the tensors packed as [total, heads, d] in `layout`'s row order.
+    std::vector<int> seqlens_q = {}, seqlens_k = {};
 };
 
 inline std::string describe(const Case& c, DType dtype) {
@@ -44,7 +47,10 @@ inline std::string describe(const Case& c, DType dtype) {
     std::string used;
     for (int u : c.seqused_k) used += (used.empty() ? "" : ",") + std::to_string(u);
     const Mods& m = c.mods;
-    const std::string mods = fmt::format(" window=({}, {}) softcap={} alibi={} scale={}", m.window_left,
+    std::string packed;
+    for (std::size_t b = 0; b < c.seqlens_q.size(); ++b)
+        packed += fmt::format("{}{}/{}", b ? "," : " varlen=", c.seqlens_q[b], c.seqlens_k[b]);
+    const std::string mods = packed + fmt::format(" window=({}, {}) softcap={} alibi={} scale={}", m.window_left,
                                          m.window_right, m.softcap, m.alibi, m.scale ? std::to_string(*m.scale) : "default");
     return fmt::format("{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={} seqused_k=[{}] splits={}{}{}",
                        to_string(dtype), c.batch, c.heads_q, c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal,
@@ -113,17 +119,42 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     a.seqlen_q = c.seqlen_q, a.seqlen_k = c.seqlen_k, a.head_dim = c.head_dim, a.causal = c.causal;
     a.q_strides = a.o_strides = strides_for(c.layout, c.seqlen_q, c.heads_q, c.head_dim);
     a.k_strides = a.v_strides = strides_for(c.layout, c.seqlen_k, c.heads_kv, c.head_dim);
-
-    const std::size_t nq = elements(a.q_strides, c.batch), nk = elements(a.k_strides, c.batch);
+    std::size_t nq = elements(a.q_strides, c.batch), nk = elements(a.k_strides, c.batch);
+    // Packed sequences: one batch of total rows, the batch strides unused (zero).
+    const bool varlen = !c.seqlens_q.empty();
+    PackedSequences packed;
+    int rows_q = c.seqlen_q, batches = c.batch;  // the rows and batches of O and LSE as stored
+    if (varlen) {
+        REQUIRE(c.seqlens_k.size() == c.seqlens_q.size());
+        a.batch = static_cast<int>(c.seqlens_q.size());
+        packed.cu_q = packed.cu_k = {0};
+        for (std::size_t b = 0; b < c.seqlens_q.size(); ++b) {
+            packed.cu_q.push_back(packed.cu_q.back() + c.seqlens_q[b]);
+            packed.cu_k.push_back(packed.cu_k.back() + c.seqlens_k[b]);
+        }
+        a.total_q = packed.cu_q.back(), a.total_k = packed.cu_k.back();
+        const Strides sq = strides_for(c.layout, a.total_q, c.heads_q, c.head_dim);
+        const Strides sk = strides_for(c.layout, a.total_k, c.heads_kv, c.head_dim);
+        nq = elements(sq, 1), nk = elements(sk, 1);
+        a.q_strides = a.o_strides = {0, sq.head, sq.row};
+        a.k_strides = a.v_strides = {0, sk.head, sk.row};
+        rows_q = a.total_q, batches = 1;
+    }
     const auto q = random_tensor(nq, dtype, rng), k = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng),
                v = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng);
     const std::size_t es = element_size(dtype);
     DeviceBuffer dq = upload(q, dtype), dk = upload(k, dtype), dv = upload(v, dtype), do_(nq * es);
-    const std::size_t n_lse = static_cast<std::size_t>(c.batch) * c.heads_q * c.seqlen_q;
+    const std::size_t n_lse = static_cast<std::size_t>(batches) * c.heads_q * rows_q;
     DeviceBuffer dlse(n_lse * 4);
     do_.fill_bytes(0xFF), dlse.fill_bytes(0xFF);  // NaN everywhere (fp32, fp16 and bf16): an unwritten element fails
     a.q = dq.get(), a.k = dk.get(), a.v = dv.get(), a.o = do_.get(), a.lse = static_cast<float*>(dlse.get());
-    DeviceBuffer dused, workspace;
+    DeviceBuffer dused, workspace, dcu_q, dcu_k;
+    if (varlen) {
+        dcu_q = DeviceBuffer(packed.cu_q.size() * sizeof(int)), dcu_k = DeviceBuffer(packed.cu_k.size() * sizeof(int));
+        dcu_q.upload(packed.cu_q.data(), packed.cu_q.size() * sizeof(int));
+        dcu_k.upload(packed.cu_k.data(), packed.cu_k.size() * sizeof(int));
+        a.cu_seqlens_q = static_cast<const int*>(dcu_q.get()), a.cu_seqlens_k = static_cast<const int*>(dcu_k.get());
+    }
     if (!c.seqused_k.empty()) {
         REQUIRE(c.seqused_k.size() == static_cast<std::size_t>(c.batch));
         dused = DeviceBuffer(c.seqused_k.size() * sizeof(int));
@@ -161,13 +192,13 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     dlse.download(lse.data(), n_lse * 4);
 
     std::vector<double> ref_o(nq, 0.0), ref_lse(n_lse);
-    testing::reference_attention(a, q, k, v, ref_o, ref_lse, c.seqused_k, slopes);
+    testing::reference_attention(a, q, k, v, ref_o, ref_lse, c.seqused_k, slopes, packed);
 
     Errors e;
     double diff2 = 0, ref2 = 0, ref_max = 0;
-    for (int b = 0; b < c.batch; ++b)
+    for (int b = 0; b < batches; ++b)
         for (int h = 0; h < c.heads_q; ++h)
-            for (int i = 0; i < c.seqlen_q; ++i)
+            for (int i = 0; i < rows_q; ++i)
                 for (int d = 0; d < c.head_dim; ++d) {
                     const std::size_t at = b * a.o_strides.batch + h * a.o_strides.head + i * a.o_strides.row + d;
                     if (!std::isfinite(o[at])) {

@@ -46,6 +46,7 @@ public:
     const char* name() const override { return "f16-ws"; }
     int priority() const override { return 8; }  // after the decode families, ahead of f16-wgmma
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
+    bool serves_varlen() const override { return true; }
 
     // Any multiple of 8 up to 256: shared memory holds whole 64-column blocks, TMA fills the padding with zeros.
     bool accepts(DType dtype, int head_dim) const override {
@@ -117,7 +118,7 @@ public:
     // one block per tile (under the causal mask tiles differ in cost: the block scheduler balances them).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
-        if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.mods.window)) return plan;
+        if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.mods.window || spec.varlen)) return plan;
         const long long tiles = 1ll * plan.launches[0].grid[0] * a.heads_q * a.batch;
         FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
                        "at most 2^31 - 1 query tiles of 128 rows over batch x heads_q", std::to_string(tiles));
@@ -131,10 +132,12 @@ public:
     void launch_kernel(const AttentionKernelSpec& spec, const Kernel& kernel, const LaunchConfig& config,
                        const AttentionParams& params, const AttentionArgs& a) const override {
         const int block_n = spec.tile.block_n;
-        const CUtensorMap q =
-            tensor_map(a.q, a.q_strides, a.batch, a.heads_q, a.seqlen_q, a.head_dim, ws_layout::kBlockM);
-        const CUtensorMap k = tensor_map(a.k, a.k_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n);
-        const CUtensorMap v = tensor_map(a.v, a.v_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n);
+        // Packed sequences: one batch of total rows, which the kernel addresses from cu_seqlens.
+        const int batch = spec.varlen ? 1 : a.batch;
+        const int rows_q = spec.varlen ? a.total_q : a.seqlen_q, rows_k = spec.varlen ? a.total_k : a.seqlen_k;
+        const CUtensorMap q = tensor_map(a.q, a.q_strides, batch, a.heads_q, rows_q, a.head_dim, ws_layout::kBlockM);
+        const CUtensorMap k = tensor_map(a.k, a.k_strides, batch, a.heads_kv, rows_k, a.head_dim, block_n);
+        const CUtensorMap v = tensor_map(a.v, a.v_strides, batch, a.heads_kv, rows_k, a.head_dim, block_n);
         launch(kernel, config, params, q, k, v);
     }
 };

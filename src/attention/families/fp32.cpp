@@ -21,7 +21,7 @@ public:
     bool runs_on(int cc) const override { return cc >= 80; }  // cp.async, TF32 mma
     // Reads per-sequence KV lengths too (fp32 has no split-KV family: decode runs here, one block per query tile).
     bool serves(const ProblemClass& p, int cc) const override {
-        return accepts(p.dtype, p.head_dim) && runs_on(cc) && has_mods(p);
+        return accepts(p.dtype, p.head_dim) && runs_on(cc) && has_mods(p) && (!p.varlen || serves_varlen());
     }
     void check_args(const AttentionArgs&) const override {}  // any element-aligned pointer and stride
 
@@ -56,10 +56,10 @@ public:
 
     std::string source_name() const override { return "attention_fp32.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k[, mods]]>: math 1 = 3xTF32 on tensor cores
+        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k[, mods[, varlen]]]>: math 1 = 3xTF32 on tensor cores
         // (fp32 accuracy); a register bound of one block per SM (a higher one makes ptxas cap registers and spill).
-        const std::string features = s.mods.any() ? fmt::format(", {}, {}", s.seqused_k, s.mods.bits())
-                                                  : (s.seqused_k ? ", true" : "");
+        const std::string features = s.mods.any() || s.varlen ? fmt::format(", {}{}", s.seqused_k, mods_argument(s))
+                                                              : (s.seqused_k ? ", true" : "");
         return {fmt::format("fa_jit::attention_fwd_fp32<{}, {}, {}, {}, {}, 1, 1{}>", s.tile.block_m, s.tile.block_n,
                             s.head_dim, s.tile.warps, s.causal, features)};
     }
