@@ -32,6 +32,9 @@ sm_8x/sm_9x with num_splits=1 (its split-KV path is Blackwell-only), elsewhere w
 --mods: score modifiers (bench/compare_mods.py): sliding windows, softcap and ALiBi against plain attention of the same
 shape, per visible query-key pair, with SDPA on an explicit mask or bias and FlashAttention-4 where it has the
 modifier.
+--varlen: packed variable-length causal prefill (bench/compare_varlen.py): 64k tokens in sequences of lengths uniform
+in 1..8k, against fixed-length batches at the mean length, TFLOP/s of the visible pairs, FlashAttention-4's varlen
+where it imports.
 --ragged: batch 16, a 32k cache of which each sequence uses a random length (seqused_k), fa-jit against
 FlashAttention-4 (flash_attn_varlen_func(seqused_k=...)); SDPA with an explicit mask is checked, not timed.
 Per row: KV TB/s = bytes of K and V read (2 * B * H_kv * Nk * d * element size; with seqused_k the used keys) / time,
@@ -77,7 +80,8 @@ class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h 
                 [("seqused_k", ctypes.c_void_p), ("num_splits", ctypes.c_int32), ("workspace", ctypes.c_void_p),
                  ("workspace_bytes", ctypes.c_uint64), ("sliding_window", ctypes.c_int32),
                  ("window_left", ctypes.c_int32), ("window_right", ctypes.c_int32), ("softcap", ctypes.c_float),
-                 ("alibi_slopes", ctypes.c_void_p)])
+                 ("alibi_slopes", ctypes.c_void_p), ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+                 ("total_q", ctypes.c_int32), ("total_k", ctypes.c_int32)])
 
 
 class ArgsV0(ctypes.Structure):  # the same before struct_size: libraries without fa_jit_attention_workspace_size
@@ -775,6 +779,8 @@ def main():
                    help="cache lengths (1k = 1024); default 1k 4k 16k 32k 64k 128k, --quick 4k 32k 128k")
     p.add_argument("--kv-limit-gb", type=float, default=40, help="skip decode shapes whose K+V exceed this")
     p.add_argument("--mods", action="store_true", help="the score-modifier rows instead of the prefill rows")
+    p.add_argument("--varlen", action="store_true",
+                   help="the packed variable-length rows (bench/compare_varlen.py) instead of the prefill rows")
     p.add_argument("--mods-seqlen", type=int, default=16384, help="the --mods rows' sequence length (16k tokens)")
     p.add_argument("--ragged-batch", type=int, default=16)
     p.add_argument("--ragged-seqlen-k", type=kilo, default=32768, help="the ragged rows' cache length")
@@ -793,8 +799,8 @@ def main():
     if decode:  # what SDPA says for each backend it cannot use, and FA-4's CuTe DSL notes: noise in these tables
         warnings.filterwarnings("ignore", message=r".*(kernel not used because|runtime disabled|both fused kernels|"
                                                   r"cannot be converted to a JitArgument|Profiler clears events)")
-    args.dtype = args.dtype or (["bf16", "fp16"] if decode else ["bf16"] if args.mods else ["fp32"])
-    args.head_dims = args.head_dims or ([128] if decode or args.mods else [64, 128])
+    args.dtype = args.dtype or (["bf16", "fp16"] if decode else ["bf16"] if args.mods or args.varlen else ["fp32"])
+    args.head_dims = args.head_dims or ([128] if decode or args.mods or args.varlen else [64, 128])
 
     torch.manual_seed(0)
     fa = FaJit(args.lib)
@@ -810,6 +816,14 @@ def main():
                 results += run_decode(args, builds, fa4, dtype_name)
             if args.ragged:
                 results += run_ragged(args, builds, fa4, dtype_name)
+    elif args.varlen:
+        import compare_varlen
+        for dtype_name in args.dtype:
+            results += compare_varlen.run_varlen(args, fa, fa4, dtype_name)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+        return 0 if all(r["fa_jit_tflops"] for r in results) else 1
     elif args.mods:
         import compare_mods
         for dtype_name in args.dtype:

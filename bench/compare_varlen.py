@@ -1,0 +1,95 @@
+"""Packed variable-length rows of bench/compare.py (--varlen).
+
+Causal prefill of 64k tokens packed without padding, in sequences whose lengths are uniform in 1..8k (seeded),
+hidden 2048, against a fixed-length batch of the same tokens at the mean length, on the same family. TFLOP/s count
+the visible pairs (n (n + 1) / 2 per causal sequence of n tokens): "vs fixed" is the packed rate over the fixed one.
+FlashAttention-4's flash_attn_varlen_func runs the same packed tensors when it imports. Correctness first: float64
+on 128 random rows of three sequences, fa-jit's output poisoned with NaN beforehand.
+"""
+import random
+
+import torch
+
+from compare import DTYPES, reference_rows, rel_err, time_ms
+
+TOKENS, MAX_LEN = 65536, 8192
+TOL = {"fp32": 1e-4, "fp16": 3e-3, "bf16": 2e-2}
+
+
+def lengths(seed=0):
+    rng, out = random.Random(seed), []
+    while sum(out) < TOKENS:
+        out.append(min(rng.randint(1, MAX_LEN), TOKENS - sum(out)))
+    return out
+
+
+def run_varlen(args, fa, fa4, dtype_name):
+    dtype, code = DTYPES[dtype_name]
+    results = []
+    lens = lengths()
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), device="cuda", dtype=torch.int32)
+    pairs = sum(n * (n + 1) // 2 for n in lens)
+    print(f"# varlen, dtype {dtype_name}: {len(lens)} sequences, {TOKENS} tokens, lengths 1..{MAX_LEN} "
+          f"(mean {TOKENS / len(lens):.0f})", flush=True)
+    for d in args.head_dims:
+        h = 2048 // d
+        flops = 4.0 * h * d * pairs
+        sets = [tuple(torch.randn(TOKENS, h, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(2)]
+        o = torch.empty_like(sets[0][0])
+
+        def bhsd(x):  # [total, H, d] -> a [1, H, total, d] view: the packed rows, batch stride unused
+            return x.unsqueeze(0).transpose(1, 2)
+
+        def call(q, k, v):
+            a = fa.args(bhsd(q), bhsd(k), bhsd(v), bhsd(o), True, code)
+            a.batch, a.seqlen_q, a.seqlen_k = len(lens), max(lens), max(lens)
+            a.cu_seqlens_q = a.cu_seqlens_k = cu.data_ptr()
+            a.total_q = a.total_k = TOKENS
+            return a
+
+        row = {"dtype": dtype_name, "head_dim": d, "heads": h, "tokens": TOKENS, "sequences": len(lens),
+               "visible_pairs": pairs}
+        q, k, v = sets[0]
+        o.fill_(float("nan"))
+        fa.run(call(q, k, v))
+        torch.cuda.synchronize()
+        errs = []
+        for b in (0, len(lens) // 2, len(lens) - 1):
+            s, e = int(cu[b]), int(cu[b + 1])
+            rows = torch.randperm(e - s, device="cuda")[:128].sort().values
+            seq = [bhsd(x[s:e]) for x in (q, k, v)]
+            ref = reference_rows(*seq, True, rows)
+            errs.append(rel_err(bhsd(o[s:e]), ref, rows))
+        row["fa_jit_rel_err"] = err = max(errs)
+        ok = bool(torch.isfinite(o).all()) and err < TOL[dtype_name]
+        if not ok:
+            print(f"WRONG: fa-jit varlen {row}", flush=True)
+        calls = [call(*s) for s in sets]
+        ms = time_ms(lambda a: fa.run(a), [(a,) for a in calls], args.warmup, args.reps) if ok else None
+        row["fa_jit_tflops"] = flops / ms / 1e9 if ms else None
+
+        # The same tokens as a fixed-length batch at the mean length (causal: pairs counted alike).
+        n = round(TOKENS / len(lens))
+        b = TOKENS // n
+        fixed = [tuple(torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(2)]
+        of = torch.empty_like(fixed[0][0])
+        fixed_ms = time_ms(lambda q, k, v: fa(q, k, v, of, True, code), fixed, args.warmup, args.reps)
+        row["fixed_seqlen"], row["fixed_batch"] = n, b
+        row["fixed_tflops"] = 4.0 * h * d * b * n * (n + 1) / 2 / fixed_ms / 1e9
+        row["vs_fixed"] = row["fa_jit_tflops"] / row["fixed_tflops"] if row["fa_jit_tflops"] else None
+        row["fa4_tflops"] = None
+        if fa4:
+            try:
+                def call4(q, k, v):
+                    return fa4.varlen(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=max(lens),
+                                      max_seqlen_k=max(lens), causal=True, num_splits=fa4.num_splits)[0]
+                row["fa4_tflops"] = flops / time_ms(call4, sets, args.warmup, args.reps) / 1e9
+            except (RuntimeError, TypeError, ValueError, AssertionError) as e:
+                row["fa4_error"] = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        results.append(row)
+        ratio = row["vs_fixed"]
+        print(f"d={d:<3d} H={h:<3d} varlen causal  fa-jit {row['fa_jit_tflops'] or 0:6.1f} TFLOP/s  fixed B={b} N={n} "
+              f"{row['fixed_tflops']:6.1f}  vs fixed {ratio or float('nan'):5.3f}  fa4 {row['fa4_tflops'] or 0:6.1f}  "
+              f"err {err:.1e}", flush=True)
+        del sets, o, fixed, of
+    return results
