@@ -91,5 +91,4 @@ def run_varlen(args, fa, fa4, dtype_name):
         print(f"d={d:<3d} H={h:<3d} varlen causal  fa-jit {row['fa_jit_tflops'] or 0:6.1f} TFLOP/s  fixed B={b} N={n} "
               f"{row['fixed_tflops']:6.1f}  vs fixed {ratio or float('nan'):5.3f}  fa4 {row['fa4_tflops'] or 0:6.1f}  "
               f"err {err:.1e}", flush=True)
-        del sets, o, fixed, of
     return results
