@@ -18,8 +18,8 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-// The first index of values[0, count) outside [lo, hi], or -1. Synchronizes `stream`.
-int first_out_of_range(const int* values, int count, int lo, int hi, CUstream stream) {
+// The first bad index found by check_metadata.cu's `kernel_name` over count entries, or -1. Synchronizes `stream`.
+int first_bad(const char* kernel_name, const int* values, int count, int a, int b, CUstream stream) {
     static std::mutex mutex;  // one result word per context, used by one check at a time
     static auto* results = new std::unordered_map<CUcontext, DeviceBuffer>();  // never freed: exit returns it
     std::lock_guard lock(mutex);
@@ -30,13 +30,13 @@ int first_out_of_range(const int* values, int count, int lo, int hi, CUstream st
     const DeviceBuffer& result = it->second;
     CompileRequest request;
     request.source = kernel_source("check_metadata.cu");
-    request.name_expressions = {"fa_jit::first_out_of_range"};
+    request.name_expressions = {"fa_jit::first_out_of_range", "fa_jit::first_bad_prefix_sum"};
     request.family = "check";
-    const Kernel& kernel = get_kernel(request, request.name_expressions.front());
-    int* first_bad = reinterpret_cast<int*>(result.get());
+    const Kernel& kernel = get_kernel(request, std::string("fa_jit::") + kernel_name);
+    int* found_at = reinterpret_cast<int*>(result.get());
     FA_JIT_CU(cuMemsetD32Async, result.address(), static_cast<unsigned>(INT_MAX), 1, stream);
-    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, values, count,
-           lo, hi, first_bad);
+    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, values, count, a,
+           b, found_at);
     int found = INT_MAX;
     FA_JIT_CU(cuMemcpyDtoHAsync, &found, result.address(), sizeof found, stream);
     FA_JIT_CU(cuStreamSynchronize, stream);
@@ -74,8 +74,29 @@ bool metadata_checks_enabled() {
 }
 
 void check_device_metadata(const AttentionArgs& a, CUstream stream) {
+    // Packed sequences: batch + 1 non-decreasing entries in [0, total], steps (lengths) at most the bound.
+    const struct {
+        const char* name;
+        const int* cu;
+        int total, bound;
+        const char *total_name, *bound_name;
+    } prefix_sums[] = {{"cu_seqlens_q", a.cu_seqlens_q, a.total_q, a.seqlen_q, "total_q", "seqlen_q"},
+                       {"cu_seqlens_k", a.cu_seqlens_k, a.total_k, a.seqlen_k, "total_k", "seqlen_k"}};
+    for (const auto& p : prefix_sums) {
+        if (!p.cu) continue;
+        const int bad = first_bad("first_bad_prefix_sum", p.cu, a.batch + 1, p.total, p.bound, stream);
+        if (bad < 0) continue;
+        const int value = read_entry(p.cu, bad, stream);
+        const std::string given = bad > 0 ? fmt::format("{} after {}", value, read_entry(p.cu, bad - 1, stream))
+                                          : std::to_string(value);
+        throw InvalidArgument(fmt::format("{}[{}]", p.name, bad),
+                              fmt::format("non-decreasing entries in [0, {} = {}], each at most {} = {} above the "
+                                          "one before (FA_JIT_CHECK=1)",
+                                          p.total_name, p.total, p.bound_name, p.bound),
+                              given);
+    }
     if (a.seqused_k && a.batch > 0) {
-        const int bad = first_out_of_range(a.seqused_k, a.batch, 0, a.seqlen_k, stream);
+        const int bad = first_bad("first_out_of_range", a.seqused_k, a.batch, 0, a.seqlen_k, stream);
         if (bad >= 0)
             throw InvalidArgument(fmt::format("seqused_k[{}]", bad),
                                   fmt::format("in [0, seqlen_k = {}] (FA_JIT_CHECK=1)", a.seqlen_k),

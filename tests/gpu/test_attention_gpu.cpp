@@ -11,6 +11,7 @@
 #include "common/element_types.hpp"
 #include "fa_jit/fa_jit.h"
 #include "fa_jit/tuning.hpp"
+#include "attention/metadata_check.hpp"
 #include "support/gpu_cases.hpp"
 
 using namespace fa_jit;
@@ -196,6 +197,49 @@ TEST_CASE("packed variable-length sequences match the reference", "[attention][v
     Case mods{1, 4, 2, 300, 300, 96, true, Layout::bshd, {}, {}, 0, false, Mods{40, 8, 6.f, true}};
     mods.seqlens_q = {300, 17, 129}, mods.seqlens_k = {250, 170, 1};
     check_case(mods, DType::bf16, rng);
+}
+
+// Malformed prefix sums (decreasing, negative, past the end, a step above the bound): the kernels clamp them, so a
+// call reads and writes inside the tensors (compute-sanitizer's memcheck runs this case: [sanitize]); with
+// FA_JIT_CHECK=1 the first bad entry is an InvalidArgument instead.
+TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 names them", "[attention][varlen][sanitize]") {
+    const int cc = current_device().cc();
+    const int heads = 2, d = 64, total = 200, batch = 3;
+    AttentionArgs a;
+    a.dtype = DType::bf16, a.batch = batch, a.heads_q = a.heads_kv = heads, a.head_dim = d, a.causal = true;
+    a.seqlen_q = a.seqlen_k = 128, a.total_q = a.total_k = total;
+    a.q_strides = a.k_strides = a.v_strides = a.o_strides = {0, d, heads * d};
+    DeviceBuffer q(total * heads * d * 2), k(total * heads * d * 2), v(total * heads * d * 2), o(total * heads * d * 2),
+        lse(heads * total * 4), cu(4 * (batch + 1));
+    q.fill_bytes(0), k.fill_bytes(0), v.fill_bytes(0);
+    a.q = q.get(), a.k = k.get(), a.v = v.get(), a.o = o.get(), a.lse = static_cast<float*>(lse.get());
+    a.cu_seqlens_q = a.cu_seqlens_k = static_cast<const int*>(cu.get());
+    const std::vector<std::pair<std::vector<int>, std::string>> malformed = {
+        {{0, 90, 40, 200}, "'cu_seqlens_q[2]'"},     // decreasing
+        {{-5, 10, 20, 30}, "'cu_seqlens_q[0]'"},     // negative
+        {{0, 100, 150, 900}, "'cu_seqlens_q[3]'"},   // past total
+        {{0, 10, 180, 200}, "'cu_seqlens_q[2]'"}};   // a sequence of 170 rows, above seqlen_q = 128
+    ProblemClass p{DType::bf16, d, true, 128, 128};
+    p.varlen = true;
+    std::vector<TileConfig> tiles = tile_per_family(p, cc);
+    tiles.push_back({});
+    for (const TileConfig& tile : tiles)
+        for (const auto& [entries, name] : malformed) {
+            INFO(tile.to_string() << " " << name);
+            cu.upload(entries.data(), entries.size() * 4);
+            CHECK_NOTHROW(attention(a, nullptr, tile));
+            synchronize();
+        }
+    set_metadata_checks(true);
+    for (const auto& [entries, name] : malformed) {
+        cu.upload(entries.data(), entries.size() * 4);
+        CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains(name) && Catch::Contains("total_q = 200"));
+    }
+    const std::vector<int> good = {0, 0, 128, 200};
+    cu.upload(good.data(), good.size() * 4);
+    CHECK_NOTHROW(attention(a, nullptr));
+    set_metadata_checks(false);
+    synchronize();
 }
 
 TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {
