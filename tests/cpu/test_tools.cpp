@@ -274,6 +274,17 @@ TEST_CASE("fa-jit-cache warmup --features compiles each named set of score modif
     CHECK(per_set.size() == 2);
     CHECK(per_set["none"] > 0);
     CHECK(per_set["none"] == per_set["window,softcap"]);
+    const ToolResult packed = run_tool(kCacheTool, "warmup --arch sm_90 --dtype fp32,bf16 --head-dim 64 --causal yes "
+                                                   "--features varlen --json", dir.path());
+    REQUIRE(packed.exit_code == 0);
+    const nlohmann::json pj = parse_json(packed);
+    int packed_items = 0;
+    for (const auto& item : pj["items"]) {
+        CHECK(item["features"] == "none+varlen");
+        CHECK(item["dtype"] == "bf16");  // no fp32 family reads packed sequences yet: nothing to warm
+        ++packed_items;
+    }
+    CHECK(packed_items > 0);
     const ToolResult bad = run_tool(kCacheTool, "warmup --arch sm_80 --features window,paged", dir.path());
     CHECK(bad.exit_code == 2);
     CHECK(contains(bad.err, "--features"));

@@ -51,7 +51,7 @@ void print_json(const WarmupOptions& options, const std::vector<std::string>& ar
         j["causal"] = it.spec.causal;
         j["config"] = it.spec.tile.to_string();
         j["family"] = it.spec.family();
-        j["features"] = it.spec.mods.to_string();
+        j["features"] = it.spec.mods.to_string() + (it.spec.varlen ? "+varlen" : "");
         if (kernel_family_has_even_variant(it.spec.family())) j["even_mn"] = it.spec.even_mn;
         j["default"] = it.is_default;
         j["status"] = to_string(r.status);
@@ -143,8 +143,9 @@ Command add_warmup(CLI::App& app) {
     sub->add_option("--seqlen", o->seqlen, "sequence length of the problem class the default config is chosen for")
         ->capture_default_str();
     sub->add_option("--features", o->features,
-                    "score modifiers the deployment's models use, one set per occurrence: comma-separated window, "
-                    "softcap, alibi, or none (e.g. --features none --features window,softcap); default none")
+                    "what the deployment's models use, one set per occurrence: comma-separated window, softcap, alibi "
+                    "(score modifiers) and varlen (packed sequences), or none (e.g. --features none --features "
+                    "window,softcap,varlen); default none")
         ->capture_default_str();
     sub->add_flag("--all-configs", o->all_configs,
                   "compile every legal tile config (what fa-jit-bench --sweep tries), not just the default one");

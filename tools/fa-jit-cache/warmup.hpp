@@ -16,7 +16,7 @@ struct WarmupOptions {
     std::string causal = "both";        // both | yes | no
     int seqlen = 4096;                  // the problem class the default config is chosen for
     bool all_configs = false;           // every legal tile config instead of the default one
-    // Score-modifier sets a deployment uses, each "window,softcap,alibi" or "none" (ScoreMods::parse): every
+    // Feature sets a deployment uses, each of window, softcap, alibi (ScoreMods::parse) and varlen, or "none": every
     // kernel is compiled once per set.
     std::vector<std::string> features = {"none"};
     unsigned jobs = 1;
