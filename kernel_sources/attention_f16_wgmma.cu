@@ -3,7 +3,7 @@
 // read (mma.sync re-reads K and V once per warp, which bounds attention_f16.cu by shared-memory bandwidth on H100).
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN,
-//             int kMods = 0>
+//             int kMods = 0, bool kVarlen = false>
 //   __global__ void attention_fwd_f16_wgmma(const __grid_constant__ AttentionParams p);
 //
 //   T        fa_jit::half_t or fa_jit::bf16_t (q, k, v, o all of type T; lse fp32).
@@ -12,7 +12,7 @@
 //   kHeadDim exactly p.head_dim: 64, 128, 192 or 256 (P V in 64-column wgmma chunks).
 //   kStages  K/V shared-memory buffers (cp.async ring), 2..4: tile j + kStages - 1 loads while j computes.
 //   kCausal, kEvenMN, kMods: as in attention_fwd_f16 (bottom-right causal mask; no row bounds checks; score
-//            modifiers, the name's 8th argument only when nonzero).
+//            modifiers, the name's 8th argument only when nonzero; packed sequences).
 //
 // Name expression: fa_jit::attention_fwd_f16_wgmma<fa_jit::bf16_t, 128, 64, 256, 2, false, true>
 // Launch:          grid (ceil(seqlen_q / kBlockM), heads_q, batch), block 2 * kBlockM threads, dynamic shared memory
@@ -71,7 +71,8 @@ struct AttentionFwdWgmmaTraits {
                   "illegal tile (wgmma_layout::legal)");
 };
 
-template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN, int kMods = 0>
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN, int kMods = 0,
+          bool kVarlen = false>
 __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const __grid_constant__ AttentionParams p) {
     using namespace tile;
     using Tr = AttentionFwdWgmmaTraits<T, kBlockM, kBlockN, kHeadDim, kStages>;
@@ -86,6 +87,12 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     // (bench/NOTES.md, "Kernel families and the tile layer on the GPU").
     const BlockIndex bi = block_index<kBlockM, kCausal>(p);
     const int m0 = bi.m0;
+    // Packed sequences: this block's sequence; past its end, nothing to do.
+    SeqRows seq{};
+    if constexpr (kVarlen) {
+        seq = seq_rows<true>(p, bi.batch);
+        if (m0 >= seq.seqlen_q) return;
+    }
     TensorBases<unsigned short> bc;
     int n_block_max;
     if constexpr (!kCausal) {
@@ -107,16 +114,25 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     // there by key_shift rows (tile/mask.cuh, "Window origin").
     constexpr bool kWindow = (kMods & mods::kWindow) != 0;
     const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
+    const auto seqlen_q = [&] { return kVarlen ? seq.seqlen_q : p.seqlen_q; };
+    const auto seq_keys = [&] { return kVarlen ? seq.seqlen_k : p.seqlen_k; };
+    const auto seq_offset = [&] { return kVarlen ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
+    if constexpr (kVarlen) {  // one batch of total rows, LSE [heads_q][total_q]
+        bc = tensor_bases<unsigned short>(p, {m0, bi.head, 0, bi.head_kv});
+        bc.q += seq.q0 * p.q_row_stride, bc.o += seq.q0 * p.o_row_stride;
+        bc.k += seq.k0 * p.k_row_stride, bc.v += seq.k0 * p.v_row_stride;
+        bc.lse = p.lse == nullptr ? nullptr : p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0;
+    }
     int key_shift = 0;
-    if constexpr (kWindow) {
-        const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(p.seqlen_k, p.causal_offset, m0, mod);
+    if constexpr (kWindow || kVarlen) {
+        const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(seq_keys(), seq_offset(), m0, mod);
         n_block_max = span.count();
-        key_shift = span.first * kBlockN;
+        key_shift = kWindow ? span.first * kBlockN : 0;
         bc.k += key_shift * p.k_row_stride;
         bc.v += key_shift * p.v_row_stride;
     }
-    const auto seqlen_k = [&] { return kWindow ? p.seqlen_k - key_shift : p.seqlen_k; };
-    const auto causal_offset = [&] { return kWindow ? p.causal_offset - key_shift : p.causal_offset; };
+    const auto seqlen_k = [&] { return kWindow ? seq_keys() - key_shift : seq_keys(); };
+    const auto causal_offset = [&] { return kWindow ? seq_offset() - key_shift : seq_offset(); };
 
     float acc_o[Tr::kDBlocks][8][4];
     clear_accumulator(acc_o);
@@ -135,7 +151,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     KVRing<kStages, kBlockN, Tr::kKVBytes> ring{sQ + Tr::kQBytes, 0};
     if (n_block_max > 0) {  // Q_i with the first key tile in group 0, then kStages - 2 more tiles
         cp_async_tile<Swizzle128B<kBlockM>, Tr::kNThreads, kBlockM, kHeadDim / 8, kHeadDim, kEvenMN>(
-            sQ, bc.q, p.q_row_stride, m0, p.seqlen_q);
+            sQ, bc.q, p.q_row_stride, m0, seqlen_q());
         ring.prologue(n_block_max, load_k, load_v);
     }
 
@@ -169,7 +185,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
 
         // ---- mask, online softmax
         // -------------------------------------------------------------------------------------
-        if constexpr (kMods == 0) {
+        if constexpr (kMods == 0 && !kVarlen) {
             if (tile_needs_mask<kBlockN, kEvenMN, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
                 mask_fragment<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
         } else {
@@ -222,11 +238,11 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         const RowTotals rt = row_totals(l_i[h]);
         const int row = m0 + warp_row0 + h * 8 + g;
         stage_o_row_sw128<Tr::kBf16, kBlockM>(o_stage, h, g, acc_o, rt.inv_l);
-        if (bc.lse != nullptr && t == 0 && (kEvenMN || row < p.seqlen_q)) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
+        if (bc.lse != nullptr && t == 0 && (kEvenMN || row < seqlen_q())) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
     }
     __syncwarp();  // the warp's O rows are in shared memory
     store_rows_16b<Swizzle128B<kBlockM>, 16, kHeadDim, kEvenMN>(sQ, warp_row0, bc.o, p.o_row_stride, m0 + warp_row0,
-                                                                p.seqlen_q, lane);
+                                                                seqlen_q(), lane);
 }
 
 }  // namespace fa_jit

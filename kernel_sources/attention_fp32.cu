@@ -1,7 +1,7 @@
 // FlashAttention-2 forward pass in fp32 (Dao 2023, Algorithm 1), compiled at run time by NVRTC.
 //
 //   template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
-//             int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0>
+//             int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0, bool kVarlen = false>
 //   __global__ void attention_fwd_fp32(const __grid_constant__ AttentionParams p);
 //
 //   kBlockM  B_r: query rows per block; a multiple of 16 * kNWarps (each warp owns kBlockM / kNWarps rows).
@@ -20,6 +20,7 @@
 //   kSequsedK  reads per-sequence KV lengths (p.seqused_k, clamped): a compile-time feature, so that kernels without
 //            it carry none of its registers (read at run time, it made ptxas spill 8-32 bytes more at d 192 / 256).
 //   kMods    score modifiers (mods:: bits; tile/mask.cuh): a sliding window moves K / V to its first key tile.
+//   kVarlen  packed sequences (p.cu_seqlens_q / _k, tile::seq_rows): a block past its sequence's end exits.
 //
 // Name expression:  fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 1, 1>   (always render the first 7 arguments)
 // Launch:           grid (ceil(seqlen_q / kBlockM), heads_q, batch), block kNWarps * 32,
@@ -160,7 +161,7 @@ __device__ __forceinline__ bool aligned16(const void* ptr, long long s0, long lo
 // The kernel
 // ================================================================================================================
 template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
-          int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0>
+          int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0, bool kVarlen = false>
 __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     attention_fwd_fp32(const __grid_constant__ AttentionParams p) {
     using namespace fp32_detail;
@@ -185,7 +186,18 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     const int t = lane % 4;  // column pair within an 8-column n-tile
     const int warp_row0 = warp * Tr::kWarpRows;
 
-    const tile::TensorBases<float> tb = tile::tensor_bases<float>(p, bi);
+    // Packed sequences: this block's sequence (one batch of total rows, LSE [heads_q][total_q]); past its end, nothing
+    // to do.
+    tile::SeqRows seq{};
+    tile::TensorBases<float> tb = tile::tensor_bases<float>(p, bi);
+    if constexpr (kVarlen) {
+        seq = tile::seq_rows<true>(p, bi.batch);
+        if (m0 >= seq.seqlen_q) return;
+        tb = tile::tensor_bases<float>(p, {bi.m0, bi.head, 0, bi.head_kv});
+        tb.q += seq.q0 * p.q_row_stride, tb.k += seq.k0 * p.k_row_stride, tb.v += seq.k0 * p.v_row_stride;
+        tb.lse = p.lse == nullptr ? nullptr : p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0;
+    }
+    const auto seqlen_q = [&] { return kVarlen ? seq.seqlen_q : p.seqlen_q; };
     const float* q = tb.q;
     // Score modifiers; a sliding window starts the keys at its first tile: K / V, seqlen_k and the causal offset move
     // there by key_shift rows (tile/mask.cuh, "Window origin").
@@ -193,21 +205,23 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     const tile::ScoreMod<kMods> mod = tile::ScoreMod<kMods>::make(p, bi.head);
     const int used_k = kSequsedK ? tile::used_keys(p, bi.batch) : 0;
     const int used_offset = kSequsedK ? tile::causal_offset(p, used_k) : 0;
-    const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(
-        kSequsedK ? used_k : p.seqlen_k, kSequsedK ? used_offset : p.causal_offset, m0, mod);
+    const int keys = kVarlen ? seq.seqlen_k : kSequsedK ? used_k : p.seqlen_k;  // the sequence's (used) keys
+    const int offset = kVarlen ? seq.seqlen_k - seq.seqlen_q : kSequsedK ? used_offset : p.causal_offset;
+    const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(keys, offset, m0, mod);
     const int key_shift = kWindow ? span.first * kBlockN : 0;
     const float* k = tb.k + (kWindow ? key_shift * p.k_row_stride : 0);
     const float* v = tb.v + (kWindow ? key_shift * p.v_row_stride : 0);
     // O's base here, not tb.o: from the helper it lands elsewhere in the PTX, and ptxas spills 8 (sm_80) / 16 (sm_90a)
     // more bytes in <128, 64, 64, 4>, 8 in <128, 32, 160, 8> (sm_80).
-    float* o = static_cast<float*>(p.o) + bi.batch * p.o_batch_stride + bi.head * p.o_head_stride;
+    float* o = static_cast<float*>(p.o) + (kVarlen ? 0 : bi.batch) * p.o_batch_stride + bi.head * p.o_head_stride +
+               (kVarlen ? seq.q0 * p.o_row_stride : 0);
     float* lse = tb.lse;
     // The keys this sequence uses (p.seqused_k, clamped) and the causal offset aligned to them. Without kSequsedK the
     // kernel reads p.seqlen_k and p.causal_offset where it uses them, as before the feature: the same values held in
     // locals changed ptxas's allocation at 255 registers (SASS of the causal d-128 default differed throughout).
-    const auto seqlen_k = [&] { return (kSequsedK ? used_k : p.seqlen_k) - key_shift; };
-    const auto causal_offset = [&] { return (kSequsedK ? used_offset : p.causal_offset) - key_shift; };
-    const int n_block_max = kMods != 0   ? span.count()
+    const auto seqlen_k = [&] { return (kVarlen ? keys : kSequsedK ? used_k : p.seqlen_k) - key_shift; };
+    const auto causal_offset = [&] { return (kVarlen ? offset : kSequsedK ? used_offset : p.causal_offset) - key_shift; };
+    const int n_block_max = kMods != 0 || kVarlen ? span.count()
                             : kSequsedK ? tile::key_tiles<kBlockM, kBlockN, kCausal>(used_k, used_offset, m0)
                                         : tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
 
@@ -235,7 +249,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // 0, or causal above the diagonal), nothing is loaded, the loop does not run and the epilogue writes O = 0, LSE =
     // -inf (l_i = 0).
     if (n_block_max > 0) {
-        load_tile<Tr, kBlockM, Tr::kQKStride>(sQ, q, p.q_row_stride, m0, p.seqlen_q, q_vec);
+        load_tile<Tr, kBlockM, Tr::kQKStride>(sQ, q, p.q_row_stride, m0, seqlen_q(), q_vec);
         load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, (n_block_max - 1) * kBlockN, seqlen_k(), k_vec);
         cp_async_commit();
     }
@@ -466,7 +480,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int row = m0 + warp_row0 + mt * 16 + h * 8 + g;
-            if (row >= p.seqlen_q) continue;
+            if (row >= seqlen_q()) continue;
             float* o_row = o + row * p.o_row_stride;
 #pragma unroll
             for (int nt = 0; nt < kNTilesO; ++nt) {

@@ -213,11 +213,13 @@ TEST_CASE("packed sequences: the families that read them, the kernel names", "[a
     varlen.varlen = true;
     CHECK(kernel_family_for(varlen, 90) == "f16-ws");
     CHECK(kernel_family_for(varlen, 80) == "f16-mma");
-    varlen.head_dim = 256, varlen.causal = false;  // f16-wgmma's problem, which it does not read packed
-    CHECK(kernel_family_for(varlen, 90) == "f16-mma");
+    varlen.head_dim = 256, varlen.causal = false;
+    CHECK(kernel_family_for(varlen, 90) == "f16-wgmma");
     varlen.seqlen_q = 1;  // decode-shaped: the decode families do not read packed sequences yet
     CHECK(kernel_family_for(varlen, 90).rfind("decode", 0) != 0);
     varlen.dtype = DType::f32;
+    CHECK(kernel_family_for(varlen, 90) == "fp32");
+    varlen.dtype = DType::bf16, varlen.seqused_k = true;  // with per-sequence KV lengths: no family reads both
     CHECK_THROWS_WITH(kernel_family_for(varlen, 90), Catch::StartsWith("invalid argument 'cu_seqlens_q'"));
     for (int cc : {80, 90}) {
         ProblemClass p{DType::f16, 64, false, 512, 512};
@@ -494,8 +496,10 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
     CHECK(families == std::set<std::string>(registered.begin(), registered.end()));
     // Packed sequences in the families that read them, with and without modifiers.
     for (int cc : {80, 90})
-        for (const ScoreMods& mods : {ScoreMods{}, ScoreMods{true, true, true}}) {
-            ProblemClass p{DType::bf16, 128, true, 4096, 4096};
+        for (const ScoreMods& mods : {ScoreMods{}, ScoreMods{true, true, true}})
+            for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
+                                   ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
+                                   ProblemClass{DType::f32, 64, true, 4096, 4096}}) {
             p.varlen = true, p.mods = mods;
             for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {
                 specs.push_back(s);

@@ -173,8 +173,8 @@ TEST_CASE("score modifiers match the reference in every prefill family", "[atten
     for (const Case& c : cases(96, {})) check_case(c, DType::bf16, rng);  // a padded head dim
 }
 
-// Packed variable-length sequences in the families that read them (f16-ws on sm_90, f16-mma; one tile each, forced,
-// and the chosen path): sequences of length 0 and 1, lengths straddling tile borders, more keys than queries and
+// Packed variable-length sequences in the prefill families (f16-ws and f16-wgmma on sm_90, f16-mma, fp32; one tile
+// each, forced, and the chosen path): sequences of length 0 and 1, lengths straddling tile borders, more keys than queries and
 // fewer, causal and not, GQA, BSHD and padded rows, with score modifiers; each sequence sees only its own keys.
 TEST_CASE("packed variable-length sequences match the reference", "[attention][varlen]") {
     const int cc = current_device().cc();
@@ -197,6 +197,12 @@ TEST_CASE("packed variable-length sequences match the reference", "[attention][v
     Case mods{1, 4, 2, 300, 300, 96, true, Layout::bshd, {}, {}, 0, false, Mods{40, 8, 6.f, true}};
     mods.seqlens_q = {300, 17, 129}, mods.seqlens_k = {250, 170, 1};
     check_case(mods, DType::bf16, rng);
+    // fp32 (its own family), a head dim that is not a multiple of 8.
+    Case fp32{1, 3, 1, 300, 200, 72, true, Layout::padded};
+    fp32.seqlens_q = {0, 150, 1, 300}, fp32.seqlens_k = {4, 200, 33, 129};
+    check_case(fp32, DType::f32, rng);
+    fp32.causal = false, fp32.head_dim = 33;
+    check_case(fp32, DType::f32, rng);
 }
 
 // Malformed prefix sums (decreasing, negative, past the end, a step above the bound): the kernels clamp them, so a

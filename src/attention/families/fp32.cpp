@@ -13,6 +13,7 @@ public:
     const char* name() const override { return "fp32"; }
     int priority() const override { return 30; }
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
+    bool serves_varlen() const override { return true; }
 
     bool accepts(DType dtype, int head_dim) const override {
         return dtype == DType::f32 && head_dim >= 1 && head_dim <= 256;
