@@ -8,38 +8,38 @@
 namespace fa_jit {
 namespace {
 
-// No family serves `problem` on `cc`: names the feature no family has for it, else the head dim.
+// No family serves `problem` on `cc`: names the feature no family has for it (the argument that asks for it), else
+// the head dim.
 [[noreturn]] void throw_unserved(const ProblemClass& problem, int cc) {
-    // A score modifier no family serving the rest has: named by its argument.
-    const std::pair<bool ScoreMods::*, const char*> mods[] = {
-        {&ScoreMods::window, "window_left"}, {&ScoreMods::softcap, "softcap"}, {&ScoreMods::alibi, "alibi_slopes"}};
-    for (const auto& [mod, argument] : mods) {
+    struct Feature {
+        const char* argument;
+        const char* expected;  // what the argument must be instead
+        const char* given;
+        bool (*used)(const ProblemClass&);
+        void (*drop)(ProblemClass&);
+    };
+    static const Feature features[] = {
+        {"window_left", "unset: no kernel family has this score modifier", "set",
+         [](const ProblemClass& p) { return p.mods.window; }, [](ProblemClass& p) { p.mods.window = false; }},
+        {"softcap", "0: no kernel family has this score modifier", "set",
+         [](const ProblemClass& p) { return p.mods.softcap; }, [](ProblemClass& p) { p.mods.softcap = false; }},
+        {"alibi_slopes", "null: no kernel family has this score modifier", "a pointer",
+         [](const ProblemClass& p) { return p.mods.alibi; }, [](ProblemClass& p) { p.mods.alibi = false; }},
+        {"cu_seqlens_q", "null: no kernel family reads packed sequences", "a pointer",
+         [](const ProblemClass& p) { return p.varlen; }, [](ProblemClass& p) { p.varlen = false; }},
+        {"seqused_k", "null: no kernel family reads per-sequence KV lengths", "a pointer",
+         [](const ProblemClass& p) { return p.seqused_k; }, [](ProblemClass& p) { p.seqused_k = false; }},
+    };
+    for (const Feature& f : features) {
+        if (!f.used(problem)) continue;
         ProblemClass without = problem;
-        without.mods.*mod = false;
-        if (problem.mods.*mod && family_serving(without, cc))
-            throw InvalidArgument(argument,
-                                  fmt::format("unset: no kernel family has this score modifier for this problem ({}, "
-                                              "d {}{}) on sm_{}",
-                                              fa_jit::to_string(problem.dtype), problem.head_dim,
-                                              problem.seqused_k ? ", seqused_k" : "", cc),
-                                  "set");
+        f.drop(without);
+        if (family_serving(without, cc))
+            throw InvalidArgument(f.argument,
+                                  fmt::format("{} for this problem ({}, d {}) on sm_{}", f.expected,
+                                              fa_jit::to_string(problem.dtype), problem.head_dim, cc),
+                                  f.given);
     }
-    ProblemClass packed = problem;
-    packed.varlen = false;
-    if (problem.varlen && family_serving(packed, cc))
-        throw InvalidArgument("cu_seqlens_q",
-                              fmt::format("null: no kernel family reads packed sequences for this problem ({}, d {}{}) "
-                                          "on sm_{}",
-                                          fa_jit::to_string(problem.dtype), problem.head_dim,
-                                          problem.seqused_k ? ", seqused_k" : "", cc),
-                              "a pointer");
-    ProblemClass plain = problem;
-    plain.seqused_k = false;
-    if (problem.seqused_k && family_serving(plain, cc))
-        throw InvalidArgument("seqused_k",
-                              fmt::format("null: no kernel family reads per-sequence KV lengths for {} on sm_{}",
-                                          fa_jit::to_string(problem.dtype), cc),
-                              "a pointer");
     throw InvalidArgument(
         "head_dim",
         fmt::format("a head dim some kernel family runs for {} on sm_{}", fa_jit::to_string(problem.dtype), cc),
