@@ -96,7 +96,8 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     // With score modifiers: each row's keys, diagonal and slope instead (tile/split_block.cuh).
     const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, 0);
     RowKeys row_keys[2];
-    if constexpr (kMods != 0) row_keys[0] = blk.row_keys(p, warp_row0 + g), row_keys[1] = blk.row_keys(p, warp_row0 + 8 + g);
+    if constexpr (kMods != 0)
+        row_keys[0] = blk.row_keys(p, warp_row0 + g), row_keys[1] = blk.row_keys(p, warp_row0 + 8 + g);
     float acc_o[kDBlocks][8][4];
     clear_accumulator(acc_o);
     float m_i[2] = {kNegInf, kNegInf};
@@ -132,8 +133,9 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
                 for (int e = 0; e < 4; ++e) {
                     const int col = frag_col(n0, nt, e, t);
                     const RowKeys& rk = row_keys[e / 2];
-                    acc_s[nt][e] = col >= rk.end || col < rk.begin ? kNegInf
-                                                                   : mod.modify(acc_s[nt][e], rk.diagonal - col, rk.slope);
+                    acc_s[nt][e] = col >= rk.end || col < rk.begin
+                                       ? kNegInf
+                                       : mod.modify(acc_s[nt][e], rk.diagonal - col, rk.slope);
                 }
         }
         unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h

@@ -188,10 +188,9 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     unsigned short* o = static_cast<unsigned short*>(p.o) + batch * p.o_batch_stride + bi.head * p.o_head_stride +
                         (kVarlen ? seq.q0 * p.o_row_stride : 0);
     float* lse = p.lse == nullptr ? nullptr
-                 : kVarlen       ? p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0
-                                 : p.lse + (static_cast<long long>(bi.batch) * p.heads_q + bi.head) * p.seqlen_q;
-    const int n_block_max =
-        kMods == 0 && !kVarlen ? tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0) : span.count();
+                 : kVarlen        ? p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0
+                                  : p.lse + (static_cast<long long>(bi.batch) * p.heads_q + bi.head) * p.seqlen_q;
+    const int n_block_max = kMods == 0 && !kVarlen ? tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0) : span.count();
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];

@@ -11,12 +11,12 @@
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
 //
 // Launch: block 384 threads, dynamic shared memory ws_layout::smem_bytes(kBlockN, kHeadDim, kStages). Without the
-// causal mask or a window (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b + gridDim.x, ... in
-// tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2). Under the causal mask one
-// tile per block, grid (ceil(seqlen_q / 128), heads_q, batch), heavy tiles first (tile/coords.cuh, block_index): tiles
-// differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin (bench/NOTES.md).
-// Maps (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence, heads,
-// batch), innermost first, with its strides; boxes of 64 columns x 128 rows (Q) or kBlockN rows (K, V) with the
+// causal mask or a window (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b +
+// gridDim.x, ... in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2). Under the
+// causal mask one tile per block, grid (ceil(seqlen_q / 128), heads_q, batch), heavy tiles first (tile/coords.cuh,
+// block_index): tiles differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin
+// (bench/NOTES.md). Maps (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence,
+// heads, batch), innermost first, with its strides; boxes of 64 columns x 128 rows (Q) or kBlockN rows (K, V) with the
 // 128-byte swizzle, so that one box is one [rows][64] column block of the wgmma layout (tile/swizzle.cuh,
 // Swizzle128B). Rows past a sequence's end arrive as zeros.
 //
@@ -133,7 +133,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             mbarrier::arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
             for (int dc = 0; dc < kDBlocks; ++dc)
-                tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head, map_batch(bi), q_full);
+                tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head, map_batch(bi),
+                             q_full);
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                 const int s = kv_loads % kStages;
                 const int n0 = (span.end - 1 - it) * kBlockN;
@@ -142,14 +143,12 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
 #pragma unroll
                 for (int dc = 0; dc < kDBlocks; ++dc)
                     tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0, bi.head_kv,
-                                 map_batch(bi),
-                                 k_full(s));
+                                 map_batch(bi), k_full(s));
                 mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
 #pragma unroll
                 for (int dc = 0; dc < kDBlocks; ++dc)
                     tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0, bi.head_kv,
-                                 map_batch(bi),
-                                 v_full(s));
+                                 map_batch(bi), v_full(s));
             }
         }
         return;
@@ -193,8 +192,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 modify_fragment(acc_s, m0 + warp_row0, n0, g, t, causal_offset(), mod);
                 if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()) ||
                     window_needs_mask<kBlockM, kBlockN>(n0, m0, causal_offset(), mod))
-                    mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(),
-                                                  kNegInf, mod);
+                    mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(), kNegInf,
+                                                  mod);
             }
             online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                            [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });

@@ -220,10 +220,12 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // kernel reads p.seqlen_k and p.causal_offset where it uses them, as before the feature: the same values held in
     // locals changed ptxas's allocation at 255 registers (SASS of the causal d-128 default differed throughout).
     const auto seqlen_k = [&] { return (kVarlen ? keys : kSequsedK ? used_k : p.seqlen_k) - key_shift; };
-    const auto causal_offset = [&] { return (kVarlen ? offset : kSequsedK ? used_offset : p.causal_offset) - key_shift; };
+    const auto causal_offset = [&] {
+        return (kVarlen ? offset : kSequsedK ? used_offset : p.causal_offset) - key_shift;
+    };
     const int n_block_max = kMods != 0 || kVarlen ? span.count()
-                            : kSequsedK ? tile::key_tiles<kBlockM, kBlockN, kCausal>(used_k, used_offset, m0)
-                                        : tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
+                            : kSequsedK           ? tile::key_tiles<kBlockM, kBlockN, kCausal>(used_k, used_offset, m0)
+                                                  : tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
 
     float acc_o[kMTiles][kNTilesO][4];  // O_i, unnormalised
     float m_i[kMTiles][2];              // running row max of S * scale_log2 (log2 units)
@@ -346,7 +348,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
                     float s = acc_s[mt][nt][e] * p.scale_log2;
                     if constexpr (kMods != 0)
                         s = mod.template apply<true>(acc_s[mt][nt][e], tile::frag_row(m0 + warp_row0 + mt * 16, e, g),
-                                      tile::frag_col(n0, nt, e, t), causal_offset()) *
+                                                     tile::frag_col(n0, nt, e, t), causal_offset()) *
                             p.scale_log2;
                     if (need_mask) {  // nested, not `need_mask && ...`: the flattened form spills at 255 registers
                         const int row = tile::frag_row(m0 + warp_row0 + mt * 16, e, g);

@@ -41,10 +41,12 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
     const int d = p.head_dim;
     const long long b = varlen ? 0 : batch;
 
-    const T* q = static_cast<const T*>(p.q) + b * p.q_batch_stride + head * p.q_head_stride +
-                 (seq.q0 + row) * p.q_row_stride;
-    const T* k = static_cast<const T*>(p.k) + b * p.k_batch_stride + head_kv * p.k_head_stride + seq.k0 * p.k_row_stride;
-    const T* v = static_cast<const T*>(p.v) + b * p.v_batch_stride + head_kv * p.v_head_stride + seq.k0 * p.v_row_stride;
+    const T* q =
+        static_cast<const T*>(p.q) + b * p.q_batch_stride + head * p.q_head_stride + (seq.q0 + row) * p.q_row_stride;
+    const T* k =
+        static_cast<const T*>(p.k) + b * p.k_batch_stride + head_kv * p.k_head_stride + seq.k0 * p.k_row_stride;
+    const T* v =
+        static_cast<const T*>(p.v) + b * p.v_batch_stride + head_kv * p.v_head_stride + seq.k0 * p.v_row_stride;
     T* o = static_cast<T*>(p.o) + b * p.o_batch_stride + head * p.o_head_stride + (seq.q0 + row) * p.o_row_stride;
 
     // Keys [first, n_visible) are visible to this row.
@@ -54,7 +56,8 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
     if (last > diagonal + p.window_right) last = diagonal + p.window_right;
     if (last > used - 1) last = used - 1;
     const long long first_key = diagonal - p.window_left;
-    const int first = first_key < 0 ? 0 : (first_key > last + 1 ? static_cast<int>(last + 1) : static_cast<int>(first_key));
+    const int first =
+        first_key < 0 ? 0 : (first_key > last + 1 ? static_cast<int>(last + 1) : static_cast<int>(first_key));
     const int n_visible = last < 0 ? 0 : static_cast<int>(last + 1);
     const double slope = p.alibi_slopes != nullptr ? static_cast<double>(p.alibi_slopes[head]) : 0.0;
 

@@ -56,11 +56,11 @@ typedef struct fa_jit_attention_args {
     void* workspace;          /* optional device scratch, >= fa_jit_attention_workspace_size() bytes; NULL = pooled */
     uint64_t workspace_bytes;
     /* ---- Masks and score modifiers (zero: none) ---- */
-    int32_t sliding_window;      /* nonzero: query i sees keys i + off - window_left .. i + off + window_right */
-    int32_t window_left;         /* with sliding_window: -1 = unbounded on that side (else >= 0) */
-    int32_t window_right;        /* off = seqlen_k - seqlen_q; with causal the two masks intersect */
-    float softcap;               /* > 0: scores become softcap * tanh(score / softcap); 0 = off */
-    const float* alibi_slopes;   /* optional device fp32 [heads_q]: score -= slope * |i + off - j| */
+    int32_t sliding_window;    /* nonzero: query i sees keys i + off - window_left .. i + off + window_right */
+    int32_t window_left;       /* with sliding_window: -1 = unbounded on that side (else >= 0) */
+    int32_t window_right;      /* off = seqlen_k - seqlen_q; with causal the two masks intersect */
+    float softcap;             /* > 0: scores become softcap * tanh(score / softcap); 0 = off */
+    const float* alibi_slopes; /* optional device fp32 [heads_q]: score -= slope * |i + off - j| */
     /* ---- Variable-length sequences (packed): both or neither; see AttentionArgs in attention.hpp ---- */
     const int32_t* cu_seqlens_q; /* device int32 [batch + 1]: sequence b's rows of q / o */
     const int32_t* cu_seqlens_k; /* device int32 [batch + 1]: its rows of k / v */

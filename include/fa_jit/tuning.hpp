@@ -79,13 +79,8 @@ struct FA_JIT_API ProblemClass {
             if (batch == 0 || heads == 0 || rows == 0) return false;  // no elements: nothing repeats
             return (s.batch == 0 && batch > 1) || (s.head == 0 && heads > 1) || (s.row == 0 && rows > 1);
         };
-        return {args.dtype,
-                args.head_dim,
-                args.causal,
-                args.seqlen_q,
-                args.seqlen_k,
-                args.heads_kv > 0 ? args.heads_q / args.heads_kv : 1,
-                args.seqused_k != nullptr,
+        return {args.dtype, args.head_dim, args.causal, args.seqlen_q, args.seqlen_k,
+                args.heads_kv > 0 ? args.heads_q / args.heads_kv : 1, args.seqused_k != nullptr,
                 // Packed sequences: one batch of total rows.
                 args.cu_seqlens_q ? repeats(args.q_strides, 1, args.heads_q, args.total_q) ||
                                         repeats(args.k_strides, 1, args.heads_kv, args.total_k) ||
@@ -93,8 +88,7 @@ struct FA_JIT_API ProblemClass {
                                   : repeats(args.q_strides, args.batch, args.heads_q, args.seqlen_q) ||
                                         repeats(args.k_strides, args.batch, args.heads_kv, args.seqlen_k) ||
                                         repeats(args.v_strides, args.batch, args.heads_kv, args.seqlen_k),
-                ScoreMods::of(args),
-                args.cu_seqlens_q != nullptr};
+                ScoreMods::of(args), args.cu_seqlens_q != nullptr};
     }
 };
 

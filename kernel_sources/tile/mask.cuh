@@ -63,7 +63,6 @@ struct ScoreMod {
     }
 };
 
-
 // Window borders: does the key tile [n0, n0 + kBlockN) cross the window of some row of [m0, m0 + kBlockM)? The last
 // row has the rightmost left border, the first row the leftmost right border.
 template <int kBlockM, int kBlockN, int kMods>

@@ -96,8 +96,7 @@ struct SplitBlock {
             end = min(end, diagonal + p.window_right + 1);
             begin = max(0, diagonal - p.window_left);
         }
-        return {begin, max(0, end), diagonal,
-                ScoreMod<kMods>::slope_of(p, unpack_row(row, group, head_kv).head)};
+        return {begin, max(0, end), diagonal, ScoreMod<kMods>::slope_of(p, unpack_row(row, group, head_kv).head)};
     }
 
     // Keys [0, limit) that tile row r sees (rows past the last one repeat it: they are never stored).

@@ -27,24 +27,25 @@ struct ProblemKey {
     bool causal;
     int group_size;
     bool seqused_k;
-    int mods;                              // ScoreMods::bits()
+    int mods;  // ScoreMods::bits()
     bool varlen;
     int seqlen_q_bucket, seqlen_k_bucket;  // query_length_class(), seqlen_bucket()
     int seqlen_q_align, seqlen_k_align;    // tile_alignment(): decides AttentionKernelSpec::even_mn
     TileConfig tile;                       // the caller's override, or empty
     bool operator==(const ProblemKey& o) const noexcept {
         return context == o.context && dtype == o.dtype && head_dim == o.head_dim && causal == o.causal &&
-               group_size == o.group_size && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen && seqlen_q_bucket == o.seqlen_q_bucket &&
-               seqlen_k_bucket == o.seqlen_k_bucket && seqlen_q_align == o.seqlen_q_align &&
-               seqlen_k_align == o.seqlen_k_align && tile == o.tile;
+               group_size == o.group_size && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen &&
+               seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket &&
+               seqlen_q_align == o.seqlen_q_align && seqlen_k_align == o.seqlen_k_align && tile == o.tile;
     }
 };
 struct ProblemKeyHash {
     std::size_t operator()(const ProblemKey& k) const noexcept {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
-        for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.group_size,
-                      static_cast<int>(k.seqused_k), k.mods, static_cast<int>(k.varlen), k.seqlen_q_bucket, k.seqlen_k_bucket, k.seqlen_q_align,
-                      k.seqlen_k_align, k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages})
+        for (int v :
+             {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.group_size,
+              static_cast<int>(k.seqused_k), k.mods, static_cast<int>(k.varlen), k.seqlen_q_bucket, k.seqlen_k_bucket,
+              k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
         return h ^ std::hash<std::string>{}(k.tile.variant);
     }

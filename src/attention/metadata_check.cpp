@@ -35,8 +35,8 @@ int first_bad(const char* kernel_name, const int* values, int count, int a, int 
     const Kernel& kernel = get_kernel(request, std::string("fa_jit::") + kernel_name);
     int* found_at = reinterpret_cast<int*>(result.get());
     FA_JIT_CU(cuMemsetD32Async, result.address(), static_cast<unsigned>(INT_MAX), 1, stream);
-    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, values, count, a,
-           b, found_at);
+    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, values, count,
+           a, b, found_at);
     int found = INT_MAX;
     FA_JIT_CU(cuMemcpyDtoHAsync, &found, result.address(), sizeof found, stream);
     FA_JIT_CU(cuStreamSynchronize, stream);
@@ -87,8 +87,8 @@ void check_device_metadata(const AttentionArgs& a, CUstream stream) {
         const int bad = first_bad("first_bad_prefix_sum", p.cu, a.batch + 1, p.total, p.bound, stream);
         if (bad < 0) continue;
         const int value = read_entry(p.cu, bad, stream);
-        const std::string given = bad > 0 ? fmt::format("{} after {}", value, read_entry(p.cu, bad - 1, stream))
-                                          : std::to_string(value);
+        const std::string given =
+            bad > 0 ? fmt::format("{} after {}", value, read_entry(p.cu, bad - 1, stream)) : std::to_string(value);
         throw InvalidArgument(fmt::format("{}[{}]", p.name, bad),
                               fmt::format("non-decreasing entries in [0, {} = {}], each at most {} = {} above the "
                                           "one before (FA_JIT_CHECK=1)",

@@ -142,11 +142,13 @@ TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
         // Packed sequences.
         {"cu_seqlens_k", [](AttentionArgs& a) { a.cu_seqlens_q = reinterpret_cast<const int*>(256); }},
         {"cu_seqlens_q", [](AttentionArgs& a) { a.cu_seqlens_k = reinterpret_cast<const int*>(256); }},
-        {"cu_seqlens_q", [](AttentionArgs& a) {
+        {"cu_seqlens_q",
+         [](AttentionArgs& a) {
              a.cu_seqlens_q = reinterpret_cast<const int*>(258), a.cu_seqlens_k = reinterpret_cast<const int*>(256);
          }},
         {"total_q", [](AttentionArgs& a) { a.total_q = -1; }},
-        {"q strides", [](AttentionArgs& a) {  // the packed rows reach past 2^48 bytes
+        {"q strides",
+         [](AttentionArgs& a) {  // the packed rows reach past 2^48 bytes
              a.cu_seqlens_q = a.cu_seqlens_k = reinterpret_cast<const int*>(256);
              a.total_q = 1 << 30, a.q_strides.row = std::int64_t{1} << 20;
          }},
@@ -189,17 +191,16 @@ TEST_CASE("score modifiers: spelling, the chooser, the kernel names", "[attentio
     // Every family has the modifiers: the chooser picks what it picks without them, and the kernel name gains kMods.
     for (int cc : {80, 90})
         for (DType dtype : {DType::f32, DType::bf16})
-            for (const ProblemClass& plain : {ProblemClass{dtype, 128, true, 4096, 4096},
-                                              ProblemClass{dtype, 128, false, 1, 8192, 8},
-                                              ProblemClass{dtype, 64, true, 4, 8192, 32}}) {
+            for (const ProblemClass& plain :
+                 {ProblemClass{dtype, 128, true, 4096, 4096}, ProblemClass{dtype, 128, false, 1, 8192, 8},
+                  ProblemClass{dtype, 64, true, 4, 8192, 32}}) {
                 ProblemClass modified = plain;
                 modified.mods = ScoreMods{true, true, true};
                 CHECK(kernel_family_for(modified, cc) == kernel_family_for(plain, cc));
                 const AttentionKernelSpec spec = warmup_specs(modified, cc, false).front();
                 CHECK(spec.mods == modified.mods);
                 CHECK_THAT(spec.name_expression(), Catch::EndsWith(", 7>"));
-                CHECK_FALSE(warmup_specs(plain, cc, false).front().name_expression().find(", 7>") !=
-                            std::string::npos);
+                CHECK_FALSE(warmup_specs(plain, cc, false).front().name_expression().find(", 7>") != std::string::npos);
             }
     // attention_spec() takes the modifiers from the arguments.
     a.dtype = DType::bf16;
@@ -474,11 +475,11 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
           "[attention][compile]") {
     std::vector<AttentionKernelSpec> specs, plain;
     for (int cc : {80, 90})
-        for (const ProblemClass& p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
-                                      ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
-                                      ProblemClass{DType::f32, 64, true, 4096, 4096},
-                                      ProblemClass{DType::bf16, 128, false, 1, 8192, 8},
-                                      ProblemClass{DType::bf16, 128, true, 4, 8192, 32}})
+        for (const ProblemClass& p :
+             {ProblemClass{DType::bf16, 128, true, 4096, 4096},
+              ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
+              ProblemClass{DType::f32, 64, true, 4096, 4096}, ProblemClass{DType::bf16, 128, false, 1, 8192, 8},
+              ProblemClass{DType::bf16, 128, true, 4, 8192, 32}})
             for (const ScoreMods& mods : {ScoreMods{true, true, true}, ScoreMods{true, false, false}}) {
                 ProblemClass modified = p;
                 modified.mods = mods;
@@ -500,13 +501,13 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
             for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
                                    ProblemClass{DType::f32, 64, true, 4096, 4096}}) {
-            p.varlen = true, p.mods = mods;
-            for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {
-                specs.push_back(s);
-                s.varlen = false, s.mods = {};
-                plain.push_back(s);
+                p.varlen = true, p.mods = mods;
+                for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {
+                    specs.push_back(s);
+                    s.varlen = false, s.mods = {};
+                    plain.push_back(s);
+                }
             }
-        }
 
     std::map<std::string, testing::PtxasUsage> usage;
     std::vector<AttentionKernelSpec> all = specs;

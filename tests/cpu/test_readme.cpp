@@ -1,9 +1,8 @@
 // The README's JIT example, compiled and run as far as a machine without a GPU allows.
+#include <catch2/catch.hpp>
 #include <fa_jit/attention.hpp>
 #include <fa_jit/jit.hpp>
 #include <fa_jit/tuning.hpp>
-
-#include <catch2/catch.hpp>
 
 TEST_CASE("the README example compiles a kernel for an explicit arch", "[readme]") {
     fa_jit::CompileRequest request;
@@ -27,7 +26,8 @@ TEST_CASE("the README example compiles a kernel for an explicit arch", "[readme]
 
     // The score-modifier example (slopes: a device pointer, only checked).
     const float* slopes = storage;
-    args.window_left = 4096; args.window_right = 0;
+    args.window_left = 4096;
+    args.window_right = 0;
     args.softcap = 50.0f;
     args.alibi_slopes = slopes;
     CHECK_NOTHROW(fa_jit::validate(args));

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -259,10 +259,11 @@ TEST_CASE("fa-jit-cache warmup compiles the chosen tile's variants, and the deco
 
 TEST_CASE("fa-jit-cache warmup --features compiles each named set of score modifiers", "[tools]") {
     TempDir dir;
-    const ToolResult r = run_tool(
-        kCacheTool, "warmup --arch sm_80 --dtype bf16 --head-dim 64 --causal yes --features none --features "
-                    "window,softcap --json",
-        dir.path());
+    const ToolResult r =
+        run_tool(kCacheTool,
+                 "warmup --arch sm_80 --dtype bf16 --head-dim 64 --causal yes --features none --features "
+                 "window,softcap --json",
+                 dir.path());
     REQUIRE(r.exit_code == 0);
     std::map<std::string, int> per_set;
     const nlohmann::json j = parse_json(r);
@@ -274,8 +275,10 @@ TEST_CASE("fa-jit-cache warmup --features compiles each named set of score modif
     CHECK(per_set.size() == 2);
     CHECK(per_set["none"] > 0);
     CHECK(per_set["none"] == per_set["window,softcap"]);
-    const ToolResult packed = run_tool(kCacheTool, "warmup --arch sm_90 --dtype fp32,bf16 --head-dim 64 --causal yes "
-                                                   "--features varlen --json", dir.path());
+    const ToolResult packed = run_tool(kCacheTool,
+                                       "warmup --arch sm_90 --dtype fp32,bf16 --head-dim 64 --causal yes "
+                                       "--features varlen --json",
+                                       dir.path());
     REQUIRE(packed.exit_code == 0);
     const nlohmann::json pj = parse_json(packed);
     std::set<std::string> packed_dtypes;

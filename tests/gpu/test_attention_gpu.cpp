@@ -8,10 +8,10 @@
 #include <cmath>
 #include <random>
 
+#include "attention/metadata_check.hpp"
 #include "common/element_types.hpp"
 #include "fa_jit/fa_jit.h"
 #include "fa_jit/tuning.hpp"
-#include "attention/metadata_check.hpp"
 #include "support/gpu_cases.hpp"
 
 using namespace fa_jit;
@@ -55,7 +55,8 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
         {1, 2, 1, 70, 45, 64, true, Layout::bshd},    // Nq > Nk causal: rows without keys
         {1, 2, 2, 45, 70, 128, true, Layout::bhsd},   // Nq < Nk causal
         {1, 2, 1, 33, 47, 7, false, Layout::padded},  // 4-byte copies
-        {1, 1, 1, 40, 90, 256, false, Layout::bshd},   {1, 1, 1, 10, 0, 32, false, Layout::bshd},
+        {1, 1, 1, 40, 90, 256, false, Layout::bshd},
+        {1, 1, 1, 10, 0, 32, false, Layout::bshd},
         {1, 2, 2, 128, 192, 96, true, Layout::bhsd},    // fp16/bf16 without bounds checks
         {1, 4, 2, 200, 330, 256, true, Layout::bshd},   // sm_90: the warp-specialized kernel, ragged, GQA
         {1, 2, 1, 300, 200, 128, false, Layout::bshd},  // and its persistent blocks
@@ -174,8 +175,9 @@ TEST_CASE("score modifiers match the reference in every prefill family", "[atten
 }
 
 // Packed variable-length sequences in the prefill families (f16-ws and f16-wgmma on sm_90, f16-mma, fp32; one tile
-// each, forced, and the chosen path): sequences of length 0 and 1, lengths straddling tile borders, more keys than queries and
-// fewer, causal and not, GQA, BSHD and padded rows, with score modifiers; each sequence sees only its own keys.
+// each, forced, and the chosen path): sequences of length 0 and 1, lengths straddling tile borders, more keys than
+// queries and fewer, causal and not, GQA, BSHD and padded rows, with score modifiers; each sequence sees only its own
+// keys.
 TEST_CASE("packed variable-length sequences match the reference", "[attention][varlen]") {
     const int cc = current_device().cc();
     std::mt19937 rng(14);
@@ -208,7 +210,8 @@ TEST_CASE("packed variable-length sequences match the reference", "[attention][v
 // Malformed prefix sums (decreasing, negative, past the end, a step above the bound): the kernels clamp them, so a
 // call reads and writes inside the tensors (compute-sanitizer's memcheck runs this case: [sanitize]); with
 // FA_JIT_CHECK=1 the first bad entry is an InvalidArgument instead.
-TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 names them", "[attention][varlen][sanitize]") {
+TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 names them",
+          "[attention][varlen][sanitize]") {
     const int cc = current_device().cc();
     const int heads = 2, d = 64, total = 200, batch = 3;
     AttentionArgs a;
@@ -221,10 +224,10 @@ TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 name
     a.q = q.get(), a.k = k.get(), a.v = v.get(), a.o = o.get(), a.lse = static_cast<float*>(lse.get());
     a.cu_seqlens_q = a.cu_seqlens_k = static_cast<const int*>(cu.get());
     const std::vector<std::pair<std::vector<int>, std::string>> malformed = {
-        {{0, 90, 40, 200}, "'cu_seqlens_q[2]'"},     // decreasing
-        {{-5, 10, 20, 30}, "'cu_seqlens_q[0]'"},     // negative
-        {{0, 100, 150, 900}, "'cu_seqlens_q[3]'"},   // past total
-        {{0, 10, 180, 200}, "'cu_seqlens_q[2]'"}};   // a sequence of 170 rows, above seqlen_q = 128
+        {{0, 90, 40, 200}, "'cu_seqlens_q[2]'"},    // decreasing
+        {{-5, 10, 20, 30}, "'cu_seqlens_q[0]'"},    // negative
+        {{0, 100, 150, 900}, "'cu_seqlens_q[3]'"},  // past total
+        {{0, 10, 180, 200}, "'cu_seqlens_q[2]'"}};  // a sequence of 170 rows, above seqlen_q = 128
     ProblemClass p{DType::bf16, d, true, 128, 128};
     p.varlen = true;
     std::vector<TileConfig> tiles = tile_per_family(p, cc);

@@ -65,7 +65,18 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
             const bool reads_seqused_k =
                 tile.empty() || AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0;
             if (reads_seqused_k)
-                check_case({2, 16, 2, 2, 900, 128, true, Layout::padded, tile, {500, 17}, splits, false,
+                check_case({2,
+                            16,
+                            2,
+                            2,
+                            900,
+                            128,
+                            true,
+                            Layout::padded,
+                            tile,
+                            {500, 17},
+                            splits,
+                            false,
                             Mods{100, 40, 4.f, true, 1.f}},
                            DType::bf16, rng);
         }

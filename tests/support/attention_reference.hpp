@@ -55,7 +55,8 @@ inline void reference_attention(const AttentionArgs& a, const std::vector<float>
                 const double slope = alibi_slopes.empty() ? 0.0 : alibi_slopes[h];
                 double m = -std::numeric_limits<double>::infinity();
                 for (std::int64_t j = first; j <= last; ++j) {
-                    const std::int64_t k0 = batch * a.k_strides.batch + hk * a.k_strides.head + (key0 + j) * a.k_strides.row;
+                    const std::int64_t k0 =
+                        batch * a.k_strides.batch + hk * a.k_strides.head + (key0 + j) * a.k_strides.row;
                     double dot = 0;
                     for (int c = 0; c < a.head_dim; ++c) dot += double(q[q0 + c]) * double(k[k0 + c]);
                     s[j] = dot * scale;

@@ -50,8 +50,9 @@ inline std::string describe(const Case& c, DType dtype) {
     std::string packed;
     for (std::size_t b = 0; b < c.seqlens_q.size(); ++b)
         packed += fmt::format("{}{}/{}", b ? "," : " varlen=", c.seqlens_q[b], c.seqlens_k[b]);
-    const std::string mods = packed + fmt::format(" window=({}, {}) softcap={} alibi={} scale={}", m.window_left,
-                                         m.window_right, m.softcap, m.alibi, m.scale ? std::to_string(*m.scale) : "default");
+    const std::string mods =
+        packed + fmt::format(" window=({}, {}) softcap={} alibi={} scale={}", m.window_left, m.window_right, m.softcap,
+                             m.alibi, m.scale ? std::to_string(*m.scale) : "default");
     return fmt::format("{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={} seqused_k=[{}] splits={}{}{}",
                        to_string(dtype), c.batch, c.heads_q, c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal,
                        layouts[int(c.layout)], c.tile.empty() ? "chosen" : c.tile.to_string(), used, c.num_splits,

@@ -231,12 +231,13 @@ ProblemMods parse_mods(const BenchOptions& o) {
 // against a 32k cache with and without a sliding window.
 std::vector<Problem> serving_problems(const std::vector<DType>& dtypes, const std::vector<int>& dims, Layout layout) {
     std::vector<Problem> problems;
-    const ProblemMods plain, window_causal{4096, 0}, window{2048, 2048}, softcap{-1, -1, 30.f}, alibi{-1, -1, 0.f, true};
+    const ProblemMods plain, window_causal{4096, 0}, window{2048, 2048}, softcap{-1, -1, 30.f},
+        alibi{-1, -1, 0.f, true};
     for (DType dtype : dtypes)
         for (int d : dims) {
             if (kPaperModelDim % d != 0)
-                throw UsageError(fmt::format("--head-dim {}: the serving preset needs a divisor of {}", d,
-                                             kPaperModelDim));
+                throw UsageError(
+                    fmt::format("--head-dim {}: the serving preset needs a divisor of {}", d, kPaperModelDim));
             const int heads = kPaperModelDim / d;
             const auto prefill = [&](bool causal, const ProblemMods& m) {
                 problems.push_back({dtype, 1, heads, heads, kPaperTokens, kPaperTokens, d, causal, layout, m});

@@ -58,8 +58,8 @@ struct BenchOptions {
     std::string dtype = "fp32";        // list
     std::string causal = "no";         // yes | no | both (--preset paper: both)
     std::string layout = "bshd";
-    std::string preset;                // "", tutorial, paper, decode, serving
-    std::string window;                // "L,R": sliding window of every problem (-1: unbounded side)
+    std::string preset;  // "", tutorial, paper, decode, serving
+    std::string window;  // "L,R": sliding window of every problem (-1: unbounded side)
     float softcap = 0.f;
     bool alibi = false;
 

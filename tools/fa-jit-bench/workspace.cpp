@@ -1,10 +1,10 @@
 #include "workspace.hpp"
 
-#include "common/element_types.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+
+#include "common/element_types.hpp"
 
 namespace fa_jit::bench {
 namespace {

@@ -131,9 +131,10 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
         try {
             feature_sets.push_back({ScoreMods::parse(mods, "--features"), varlen});
         } catch (const InvalidArgument&) {
-            throw UsageError(fmt::format("--features '{}': expected window, softcap, alibi, varlen (comma-separated) "
-                                         "or none",
-                                         set));
+            throw UsageError(
+                fmt::format("--features '{}': expected window, softcap, alibi, varlen (comma-separated) "
+                            "or none",
+                            set));
         }
     }
     if (feature_sets.empty()) throw UsageError("--features: expected at least one set, e.g. none or window,softcap");
@@ -156,28 +157,28 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
                     // query rows per KV head (one token; 4 tokens x groups of 8, 16 and 32): the decode families'
                     // tiles differ by those rows only.
                     for (const auto& [mods, varlen] : feature_sets)
-                    for (ProblemClass problem : {ProblemClass{dtype, d, causal, options.seqlen, options.seqlen},
-                                                 ProblemClass{dtype, d, causal, 1, options.seqlen, 1},
-                                                 ProblemClass{dtype, d, causal, 4, options.seqlen, 8},
-                                                 ProblemClass{dtype, d, causal, 4, options.seqlen, 16},
-                                                 ProblemClass{dtype, d, causal, 4, options.seqlen, 32}}) {
-                        problem.mods = mods, problem.varlen = varlen;
-                        const int cc = arch_cc(arch);
-                        std::vector<AttentionKernelSpec> specs;
-                        TileConfig chosen;
-                        try {
-                            chosen = default_tile_config(cc, problem);
-                            specs = warmup_specs(problem, cc, options.all_configs);
-                        } catch (const InvalidArgument& e) {
-                            // Packed sequences where no family reads them (fp32 today): nothing to warm.
-                            if (problem.varlen && family_for_plain(problem, cc)) continue;
-                            throw UsageError(fmt::format("--arch {}: {}", arch, e.what()));
+                        for (ProblemClass problem : {ProblemClass{dtype, d, causal, options.seqlen, options.seqlen},
+                                                     ProblemClass{dtype, d, causal, 1, options.seqlen, 1},
+                                                     ProblemClass{dtype, d, causal, 4, options.seqlen, 8},
+                                                     ProblemClass{dtype, d, causal, 4, options.seqlen, 16},
+                                                     ProblemClass{dtype, d, causal, 4, options.seqlen, 32}}) {
+                            problem.mods = mods, problem.varlen = varlen;
+                            const int cc = arch_cc(arch);
+                            std::vector<AttentionKernelSpec> specs;
+                            TileConfig chosen;
+                            try {
+                                chosen = default_tile_config(cc, problem);
+                                specs = warmup_specs(problem, cc, options.all_configs);
+                            } catch (const InvalidArgument& e) {
+                                // Packed sequences where no family reads them (fp32 today): nothing to warm.
+                                if (problem.varlen && family_for_plain(problem, cc)) continue;
+                                throw UsageError(fmt::format("--arch {}: {}", arch, e.what()));
+                            }
+                            for (AttentionKernelSpec& spec : specs) {
+                                const bool is_default = spec.tile == chosen;
+                                add({arch, std::move(spec), is_default});
+                            }
                         }
-                        for (AttentionKernelSpec& spec : specs) {
-                            const bool is_default = spec.tile == chosen;
-                            add({arch, std::move(spec), is_default});
-                        }
-                    }
             }
     return items;
 }
@@ -185,8 +186,7 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
 std::string describe(const WarmupItem& item) {
     return fmt::format("{} {} d{} {} {}{}{}{}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
                        item.spec.causal ? "causal" : "full", item.spec.tile.to_string(),
-                       item.spec.even_mn ? " even" : "",
-                       item.spec.mods.any() ? " " + item.spec.mods.to_string() : "",
+                       item.spec.even_mn ? " even" : "", item.spec.mods.any() ? " " + item.spec.mods.to_string() : "",
                        item.spec.varlen ? " varlen" : "");
 }
 

@@ -57,8 +57,9 @@ public:
 
     std::string source_name() const override { return "attention_fp32.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k[, mods[, varlen]]]>: math 1 = 3xTF32 on tensor cores
-        // (fp32 accuracy); a register bound of one block per SM (a higher one makes ptxas cap registers and spill).
+        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k[, mods[, varlen]]]>: math 1 = 3xTF32 on
+        // tensor cores (fp32 accuracy); a register bound of one block per SM (a higher one makes ptxas cap registers
+        // and spill).
         const std::string features = s.mods.any() || s.varlen ? fmt::format(", {}{}", s.seqused_k, mods_argument(s))
                                                               : (s.seqused_k ? ", true" : "");
         return {fmt::format("fa_jit::attention_fwd_fp32<{}, {}, {}, {}, {}, 1, 1{}>", s.tile.block_m, s.tile.block_n,

@@ -30,7 +30,8 @@ LaunchPlan SplitKvFamily::plan(const AttentionKernelSpec& spec, const AttentionA
         const int by_threads = 2048 / threads(spec);
         // The keys a block reads: all of them, or with a sliding window the window of its query tokens.
         long long keys = a.seqlen_k;
-        if (a.window_left >= 0) keys = std::min<long long>(keys, 1LL + a.window_left + a.seqlen_q + std::max(0, a.window_right));
+        if (a.window_left >= 0)
+            keys = std::min<long long>(keys, 1LL + a.window_left + a.seqlen_q + std::max(0, a.window_right));
         const SplitProblem problem{device.multiprocessors, std::clamp(std::min(by_smem, by_threads), 1, 8),
                                    row_tiles * a.heads_kv * a.batch, (keys + t.block_n - 1) / t.block_n};
         splits = choose_num_splits(problem);
