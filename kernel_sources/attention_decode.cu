@@ -2,7 +2,7 @@
 // that merges the splits.
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal,
-//             int kMods = 0>
+//             int kMods = 0, bool kVarlen = false>
 //   __global__ void attention_decode_split(const __grid_constant__ AttentionParams p);
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
@@ -86,7 +86,8 @@ using tile::swz_pair;
 
 }  // namespace decode_detail
 
-template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, int kMods = 0>
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, int kMods = 0,
+          bool kVarlen = false>
 __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __grid_constant__ AttentionParams p) {
     using namespace decode_detail;
     using Tr = AttentionDecodeTraits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
@@ -104,7 +105,8 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     const unsigned sRing = sQ + Tr::kQBytes;
 
     // ---- which rows, split and keys ------------------------------------------------------------------------------
-    const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal, kMods>::make(p);
+    const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal, kMods, kVarlen>::make(p);
+    if (kVarlen && blk.r0 >= blk.rows_total) return;  // past a packed sequence's rows
     launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     const int rows_total = blk.rows_total;
     const int r0 = blk.r0;
@@ -125,10 +127,10 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     const int group_tid = row_warp * 32 + lane;  // index among the warps of this ring
     const int my_tiles = max(0, (t_end - t_begin - key_warp + kKeyWarps - 1) / kKeyWarps);
 
-    const unsigned short* k =
-        static_cast<const unsigned short*>(p.k) + batch * p.k_batch_stride + head_kv * p.k_head_stride;
-    const unsigned short* v =
-        static_cast<const unsigned short*>(p.v) + batch * p.v_batch_stride + head_kv * p.v_head_stride;
+    const unsigned short* k = static_cast<const unsigned short*>(p.k) + (kVarlen ? 0 : batch) * p.k_batch_stride +
+                              head_kv * p.k_head_stride + (kVarlen ? blk.k0 * p.k_row_stride : 0);
+    const unsigned short* v = static_cast<const unsigned short*>(p.v) + (kVarlen ? 0 : batch) * p.v_batch_stride +
+                              head_kv * p.v_head_stride + (kVarlen ? blk.k0 * p.v_row_stride : 0);
 
     // ---- Q: the tile's packed rows, gathered from their heads (zeros past the last row) ----------------------------
     blk.template gather_q<Layout, Tr::kNThreads, Tr::kChunksRow, kHeadDim>(sQ, p);

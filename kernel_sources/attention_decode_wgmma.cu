@@ -3,7 +3,7 @@
 // rows per KV head read 128 FLOP per K/V byte, more than mma.sync delivers at the HBM rate).
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal,
-//             int kMods = 0>
+//             int kMods = 0, bool kVarlen = false>
 //   __global__ void attention_decode_wgmma(const __grid_constant__ AttentionParams p);
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
@@ -45,7 +45,8 @@
 
 namespace fa_jit {
 
-template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0>
+template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
+          bool kVarlen = false>
 __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const __grid_constant__ AttentionParams p) {
     using namespace tile;
     constexpr int kNThreads = kBlockM * 2;
@@ -62,7 +63,8 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
 
-    const auto blk = SplitBlock<kBlockM, kBlockN, kCausal, kMods>::make(p);
+    const auto blk = SplitBlock<kBlockM, kBlockN, kCausal, kMods, kVarlen>::make(p);
+    if (kVarlen && blk.r0 >= blk.rows_total) return;  // past a packed sequence's rows
     ptx::launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     const int n_tiles = blk.t_end - blk.t_begin;  // this split's key tiles, visited last first
     const int warp = threadIdx.x / 32;
@@ -72,10 +74,10 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     const int warp_row0 = warp * 16;      // this warp's 16 accumulator rows
     const int wg_row0 = (warp / 4) * 64;  // its warpgroup's 64 rows (the A operand of S)
 
-    const unsigned short* k =
-        static_cast<const unsigned short*>(p.k) + blk.batch * p.k_batch_stride + blk.head_kv * p.k_head_stride;
-    const unsigned short* v =
-        static_cast<const unsigned short*>(p.v) + blk.batch * p.v_batch_stride + blk.head_kv * p.v_head_stride;
+    const unsigned short* k = static_cast<const unsigned short*>(p.k) + (kVarlen ? 0 : blk.batch) * p.k_batch_stride +
+                              blk.head_kv * p.k_head_stride + (kVarlen ? blk.k0 * p.k_row_stride : 0);
+    const unsigned short* v = static_cast<const unsigned short*>(p.v) + (kVarlen ? 0 : blk.batch) * p.v_batch_stride +
+                              blk.head_kv * p.v_head_stride + (kVarlen ? blk.k0 * p.v_row_stride : 0);
     const int key0 = blk.t_begin * kBlockN;
     auto load_k = [&](unsigned smem, int row0) {
         cp_async_tile<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(

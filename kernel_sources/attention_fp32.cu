@@ -205,7 +205,8 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     const tile::ScoreMod<kMods> mod = tile::ScoreMod<kMods>::make(p, bi.head);
     const int used_k = kSequsedK ? tile::used_keys(p, bi.batch) : 0;
     const int used_offset = kSequsedK ? tile::causal_offset(p, used_k) : 0;
-    const int keys = kVarlen ? seq.seqlen_k : kSequsedK ? used_k : p.seqlen_k;  // the sequence's (used) keys
+    // The sequence's (used) keys: with packed sequences its own length, cut by seqused_k.
+    const int keys = kVarlen ? (kSequsedK ? min(used_k, seq.seqlen_k) : seq.seqlen_k) : kSequsedK ? used_k : p.seqlen_k;
     const int offset = kVarlen ? seq.seqlen_k - seq.seqlen_q : kSequsedK ? used_offset : p.causal_offset;
     const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(keys, offset, m0, mod);
     const int key_shift = kWindow ? span.first * kBlockN : 0;

@@ -2,8 +2,11 @@
 //
 //   LSE = log sum_s exp(LSE_s),   O = sum_s exp(LSE_s - LSE) O_s   (a split that saw no key has LSE_s = -inf).
 //
-//   template <typename T, int kHeadDim>
+//   template <typename T, int kHeadDim, bool kVarlen = false>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);
+//
+// kVarlen: packed sequences (tile::seq_rows): rows are indexed with seqlen_q the bound, and a row past its sequence's
+// length (never computed) is skipped; O and LSE go to the sequence's rows of the packed tensors.
 //
 // Launch: grid ceil(rows / rows_per_block), block decode_layout::kCombineWarps * 32, where rows = batch * heads_q *
 // seqlen_q and rows_per_block = kCombineWarps / combine_warps_per_row(num_splits). The warps of one output row split
@@ -19,12 +22,13 @@
 #include "attention_params.cuh"
 #include "dtypes.cuh"
 #include "ptx.cuh"
+#include "tile/coords.cuh"
 #include "tile/f16_types.cuh"
 
 namespace fa_jit {
 
 // At least 2 blocks per SM: with the block size alone ptxas aims at full occupancy (32 registers) and spills.
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, bool kVarlen = false>
 __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32, 2)
     attention_split_combine(const __grid_constant__ AttentionParams p) {
     using namespace ptx;
@@ -120,6 +124,13 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32, 2)
     const int head = static_cast<int>(bh % p.heads_q);
     const int batch = static_cast<int>(bh / p.heads_q);
     T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + token * p.o_row_stride;
+    long long lse_at = row;
+    if constexpr (kVarlen) {
+        const tile::SeqRows seq = tile::seq_rows<true>(p, batch);
+        if (token >= seq.seqlen_q) return;
+        o = static_cast<T*>(p.o) + head * p.o_head_stride + static_cast<long long>(seq.q0 + token) * p.o_row_stride;
+        lse_at = static_cast<long long>(head) * p.total_q + seq.q0 + token;
+    }
 #pragma unroll
     for (int i = 0; i < kVecsPerLane; ++i) {
         const int vec = lane + 32 * i;
@@ -127,7 +138,7 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32, 2)
         st_global_v2(o + 4 * vec, tile::pack2<kBf16>(acc[i][0] * inv, acc[i][1] * inv),
                      tile::pack2<kBf16>(acc[i][2] * inv, acc[i][3] * inv));
     }
-    if (lane == 0 && p.lse != nullptr) p.lse[row] = sum > 0.f ? (m + log2_approx(sum)) / kLog2e : kNegInf;
+    if (lane == 0 && p.lse != nullptr) p.lse[lse_at] = sum > 0.f ? (m + log2_approx(sum)) / kLog2e : kNegInf;
 }
 
 }  // namespace fa_jit

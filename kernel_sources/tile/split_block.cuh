@@ -38,11 +38,12 @@ struct RowKeys {
     float slope;
 };
 
-template <int kBlockM, int kTileKeys, bool kCausal, int kMods = 0>
+template <int kBlockM, int kTileKeys, bool kCausal, int kMods = 0, bool kVarlen = false>
 struct SplitBlock {
     static constexpr bool kWindow = (kMods & mods::kWindow) != 0;
     int group;       // query heads per KV head
-    int rows_total;  // packed rows of the (sequence, KV head): seqlen_q * group
+    int rows_total;  // packed rows of the (sequence, KV head): seqlen_q * group (none past a packed sequence's end)
+    int q0, k0;      // packed sequences (kVarlen): the sequence's first rows in q / o and k / v; else 0
     int split;
     int r0;  // first packed row of the tile
     int head_kv;
@@ -59,13 +60,21 @@ struct SplitBlock {
         SplitBlock b;
         b.group = p.group_size;
         b.rows_total = p.seqlen_q * b.group;
-        const int row_tiles = (b.rows_total + kBlockM - 1) / kBlockM;
+        const int row_tiles = (b.rows_total + kBlockM - 1) / kBlockM;  // of the bound: the grid
         b.split = blockIdx.x / row_tiles;
         b.r0 = (blockIdx.x - b.split * row_tiles) * kBlockM;
         b.head_kv = blockIdx.y;
         b.batch = blockIdx.z;
         b.used = used_keys(p, b.batch);
         b.offset = causal_offset(p, b.used);
+        b.q0 = b.k0 = 0;
+        if constexpr (kVarlen) {  // the sequence's rows; a block past them has none (the kernels exit)
+            const SeqRows seq = seq_rows<true>(p, b.batch);
+            b.q0 = seq.q0, b.k0 = seq.k0;
+            b.rows_total = seq.seqlen_q * b.group;
+            b.used = min(b.used, seq.seqlen_k);
+            b.offset = b.used - seq.seqlen_q;
+        }
         // The last token of the tile bounds the keys any row sees; the first bounds the keys every row sees.
         const int last_token = min(b.r0 + kBlockM - 1, b.rows_total - 1) / b.group;
         b.key_end = kCausal ? max(0, min(b.used, last_token + b.offset + 1)) : b.used;
@@ -110,7 +119,8 @@ struct SplitBlock {
     // Layout::offset(r, ch), zeros past the last row and for the padding chunks at columns >= kHeadDim.
     template <class Layout, int kNThreads, int kChunksRow, int kHeadDim>
     __device__ __forceinline__ void gather_q(unsigned sQ, const AttentionParams& p) const {
-        const unsigned short* q = static_cast<const unsigned short*>(p.q) + batch * p.q_batch_stride;
+        const unsigned short* q = static_cast<const unsigned short*>(p.q) + (kVarlen ? 0 : batch) * p.q_batch_stride +
+                                  (kVarlen ? q0 * p.q_row_stride : 0);
         constexpr int kChunks = kBlockM * kChunksRow;
         for (int c = threadIdx.x; c < kChunks; c += kNThreads) {
             const int r = c / kChunksRow;
@@ -122,9 +132,14 @@ struct SplitBlock {
         }
     }
 
-    // Index of tile row r in LSE order [batch][heads_q][seqlen_q], and its (token, head).
+    // Index of tile row r in LSE order [batch][heads_q][seqlen_q] (packed sequences: seqlen_q is the bound; the
+    // partial results' order), and its (token, head).
     __device__ __forceinline__ long long out_row(const AttentionParams& p, const PackedRow& pr) const {
         return (static_cast<long long>(batch) * p.heads_q + pr.head) * p.seqlen_q + pr.token;
+    }
+    // Where the LSE of a row goes with one split: out_row, or [heads_q][total_q] for packed sequences.
+    __device__ __forceinline__ long long lse_row(const AttentionParams& p, const PackedRow& pr) const {
+        return kVarlen ? static_cast<long long>(pr.head) * p.total_q + q0 + pr.token : out_row(p, pr);
     }
 
     // Columns [c, c + N) of tile row r, already divided by the row sum (N = 2 or 4; c a multiple of N): O in T with
@@ -134,8 +149,8 @@ struct SplitBlock {
         static_assert(N == 2 || N == 4, "2 or 4 columns");
         const PackedRow pr = unpack_row(r0 + r, group, head_kv);
         if (p.num_splits == 1) {
-            T* dst = static_cast<T*>(p.o) + batch * p.o_batch_stride + pr.head * p.o_head_stride +
-                     pr.token * p.o_row_stride + c;
+            T* dst = static_cast<T*>(p.o) + (kVarlen ? 0 : batch) * p.o_batch_stride + pr.head * p.o_head_stride +
+                     (kVarlen ? q0 + pr.token : pr.token) * p.o_row_stride + c;
             static_assert(IsF16Type<T>::value, "decode outputs are fp16 / bf16");
             constexpr bool kBf16 = IsBf16<T>::value;
             if constexpr (N == 4)
@@ -157,7 +172,7 @@ struct SplitBlock {
     __device__ __forceinline__ void store_lse(const AttentionParams& p, int r, float lse) const {
         const PackedRow pr = unpack_row(r0 + r, group, head_kv);
         if (p.num_splits == 1) {
-            if (p.lse != nullptr) p.lse[out_row(p, pr)] = lse;
+            if (p.lse != nullptr) p.lse[lse_row(p, pr)] = lse;
         } else {
             p.partial_lse[partial_row(p, pr)] = lse;
         }

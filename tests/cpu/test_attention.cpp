@@ -216,12 +216,14 @@ TEST_CASE("packed sequences: the families that read them, the kernel names", "[a
     CHECK(kernel_family_for(varlen, 80) == "f16-mma");
     varlen.head_dim = 256, varlen.causal = false;
     CHECK(kernel_family_for(varlen, 90) == "f16-wgmma");
-    varlen.seqlen_q = 1;  // decode-shaped: the decode families do not read packed sequences yet
-    CHECK(kernel_family_for(varlen, 90).rfind("decode", 0) != 0);
+    varlen.seqlen_q = 1;  // decode-shaped: the decode families read packed sequences, with seqused_k too
+    CHECK(kernel_family_for(varlen, 90) == "decode");
+    varlen.seqused_k = true;
+    CHECK(kernel_family_for(varlen, 90) == "decode");
     varlen.dtype = DType::f32;
     CHECK(kernel_family_for(varlen, 90) == "fp32");
-    varlen.dtype = DType::bf16, varlen.seqused_k = true;  // with per-sequence KV lengths: no family reads both
-    CHECK_THROWS_WITH(kernel_family_for(varlen, 90), Catch::StartsWith("invalid argument 'cu_seqlens_q'"));
+    varlen.dtype = DType::bf16, varlen.seqlen_q = 4096;  // prefill with seqused_k: only the decode families read it
+    CHECK(kernel_family_for(varlen, 90) == "decode-wgmma");
     for (int cc : {80, 90}) {
         ProblemClass p{DType::f16, 64, false, 512, 512};
         p.varlen = true;

@@ -84,6 +84,38 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
     check_case({2, 4, 1, 3, 800, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, 10}}, DType::f32, rng);
 }
 
+// Packed sequences in both decode families (one tile each, forced, and the chosen path): 1 and 4 query tokens per
+// sequence, empty sequences, GQA groups packed into rows, forced and chosen splits (the combine writes each
+// sequence's rows), seqused_k cutting a packed sequence's keys, score modifiers.
+TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]") {
+    const int cc = current_device().cc();
+    std::mt19937 rng(15);
+    std::vector<TileConfig> tiles;
+    for (const auto& [seqlen_q, group] : {std::pair{1, 4}, std::pair{4, 8}}) {
+        ProblemClass p{DType::bf16, 128, true, seqlen_q, 3000, group};
+        p.varlen = true;
+        for (const TileConfig& tile : tile_per_family(p, cc))
+            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
+                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
+                tiles.push_back(tile);
+    }
+    REQUIRE(tiles.size() >= 1);
+    tiles.push_back({});
+    for (const TileConfig& tile : tiles)
+        for (int splits : {0, 1, 3}) {
+            Case one{1, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, {}, splits};
+            one.seqlens_q = {1, 1, 0, 1}, one.seqlens_k = {1000, 0, 37, 3000};
+            check_case(one, DType::bf16, rng);
+            Case spec{1, 64, 8, 4, 2500, 128, true, Layout::padded, tile, {}, splits};  // 32 packed rows
+            spec.seqlens_q = {4, 2, 4}, spec.seqlens_k = {900, 50, 2500};
+            check_case(spec, DType::f16, rng);
+            Case used{1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, splits, false,
+                      Mods{300, -1, 0.f, true}};
+            used.seqlens_q = {3, 4, 1}, used.seqlens_k = {1000, 20, 10};
+            check_case(used, DType::bf16, rng);
+        }
+}
+
 TEST_CASE("decode: forced split counts compute the same function", "[decode]") {
     current_device();
     std::mt19937 rng(2);

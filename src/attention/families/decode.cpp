@@ -63,10 +63,10 @@ public:
     std::string source_name() const override { return "attention_decode.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
         const char* type = kernel_element_type(s.dtype);
-        // <T, M, N, d, warps, stages, causal[, mods]>, then the combine kernel <T, d>.
+        // <T, M, N, d, warps, stages, causal[, mods[, varlen]]>, then the combine kernel <T, d[, varlen]>.
         return {fmt::format("fa_jit::attention_decode_split<{}, {}, {}, {}, {}, {}, {}{}>", type, s.tile.block_m,
                             s.tile.block_n, s.head_dim, s.tile.warps, s.tile.stages, s.causal, mods_argument(s)),
-                fmt::format("fa_jit::attention_split_combine<{}, {}>", type, s.head_dim)};
+                fmt::format("fa_jit::attention_split_combine<{}, {}{}>", type, s.head_dim, s.varlen ? ", true" : "")};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return decode_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.tile.warps, s.tile.stages, s.head_dim);

@@ -11,7 +11,7 @@ namespace fa_jit::families {
 
 bool SplitKvFamily::serves(const ProblemClass& p, int cc) const {
     return accepts(p.dtype, p.head_dim) && runs_on(cc) && (p.seqused_k || p.seqlen_q <= kMaxDecodeQueries) &&
-           has_mods(p) && !p.varlen;
+           has_mods(p);
 }
 
 void SplitKvFamily::check_args(const AttentionArgs& args) const {
