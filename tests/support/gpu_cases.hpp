@@ -157,7 +157,7 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
         a.cu_seqlens_q = static_cast<const int*>(dcu_q.get()), a.cu_seqlens_k = static_cast<const int*>(dcu_k.get());
     }
     if (!c.seqused_k.empty()) {
-        REQUIRE(c.seqused_k.size() == static_cast<std::size_t>(c.batch));
+        REQUIRE(c.seqused_k.size() == static_cast<std::size_t>(a.batch));
         dused = DeviceBuffer(c.seqused_k.size() * sizeof(int));
         dused.upload(c.seqused_k.data(), c.seqused_k.size() * sizeof(int));
         a.seqused_k = static_cast<const int*>(dused.get());
