@@ -497,12 +497,14 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
     for (const auto& s : specs) families.insert(s.family());
     const std::vector<std::string> registered = kernel_families();
     CHECK(families == std::set<std::string>(registered.begin(), registered.end()));
-    // Packed sequences in the families that read them, with and without modifiers.
+    // Packed sequences in every family, with and without modifiers.
     for (int cc : {80, 90})
         for (const ScoreMods& mods : {ScoreMods{}, ScoreMods{true, true, true}})
             for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
-                                   ProblemClass{DType::f32, 64, true, 4096, 4096}}) {
+                                   ProblemClass{DType::f32, 64, true, 4096, 4096},
+                                   ProblemClass{DType::bf16, 128, false, 1, 8192, 8},    // decode
+                                   ProblemClass{DType::bf16, 128, true, 4, 8192, 32}}) {  // decode-wgmma on sm_90
                 p.varlen = true, p.mods = mods;
                 for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {
                     specs.push_back(s);
