@@ -503,7 +503,7 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
             for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
                                    ProblemClass{DType::f32, 64, true, 4096, 4096},
-                                   ProblemClass{DType::bf16, 128, false, 1, 8192, 8},    // decode
+                                   ProblemClass{DType::bf16, 128, false, 1, 8192, 8},     // decode
                                    ProblemClass{DType::bf16, 128, true, 4, 8192, 32}}) {  // decode-wgmma on sm_90
                 p.varlen = true, p.mods = mods;
                 for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {

@@ -109,8 +109,8 @@ TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]")
             Case spec{1, 64, 8, 4, 2500, 128, true, Layout::padded, tile, {}, splits};  // 32 packed rows
             spec.seqlens_q = {4, 2, 4}, spec.seqlens_k = {900, 50, 2500};
             check_case(spec, DType::f16, rng);
-            Case used{1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, splits, false,
-                      Mods{300, -1, 0.f, true}};
+            Case used{1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, splits};
+            used.mods = Mods{300, -1, 0.f, true};
             used.seqlens_q = {3, 4, 1}, used.seqlens_k = {1000, 20, 10};
             check_case(used, DType::bf16, rng);
         }
