@@ -145,17 +145,18 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
 }
 
 // Score modifiers in every prefill family (one tile each, forced) and on the chosen path: sliding windows crossing
-// tile borders (both sides, left only with causal, Nq != Nk with rows that see no key), softcap on large logits
-// (scale 1), ALiBi with GQA, and all three with the causal mask.
+// tile borders (both sides, left only with causal, right only, Nq != Nk with rows that see no key), softcap on large
+// logits (scale 1), ALiBi with GQA, and all three with the causal mask.
 TEST_CASE("score modifiers match the reference in every prefill family", "[attention][mods]") {
     const int cc = current_device().cc();
     std::mt19937 rng(12);
-    const Mods window{37, 21}, window_left{50, -1}, softcap{-1, -1, 5.f, false, 1.f}, alibi{-1, -1, 0.f, true},
-        all{40, 3, 8.f, true};
+    const Mods window{37, 21}, window_left{50, -1}, window_right{-1, 70}, softcap{-1, -1, 5.f, false, 1.f},
+        alibi{-1, -1, 0.f, true}, all{40, 3, 8.f, true};
     const auto cases = [&](int d, const TileConfig& tile) {
         return std::vector<Case>{
             {2, 4, 2, 150, 300, d, false, Layout::bshd, tile, {}, 0, false, window},
             {1, 4, 1, 200, 130, d, true, Layout::padded, tile, {}, 0, false, window_left},  // rows without keys
+            {1, 2, 2, 230, 90, d, false, Layout::bhsd, tile, {}, 0, false, window_right},   // right only, Nq > Nk
             {1, 2, 2, 190, 250, d, true, Layout::bhsd, tile, {}, 0, false, softcap},
             {2, 4, 2, 140, 333, d, false, Layout::bshd, tile, {}, 0, false, alibi},
             {1, 4, 2, 260, 200, d, true, Layout::bshd, tile, {}, 0, false, all},
