@@ -56,11 +56,13 @@ public:
     // Whether its binaries run on a GPU of compute capability `cc`.
     virtual bool runs_on(int cc) const = 0;
     // Whether it should run `problem` on `cc`: accepts() and runs_on(), and every feature the problem uses. The
-    // default serves problems without per-sequence KV lengths (seqused_k) whose score modifiers it has.
+    // default: every feature the problem uses is one the family has (the three hooks below).
     virtual bool serves(const ProblemClass& problem, int cc) const {
-        return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && !problem.seqused_k && has_mods(problem) &&
-               (!problem.varlen || serves_varlen());
+        return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && has_mods(problem) &&
+               (!problem.seqused_k || serves_seqused_k()) && (!problem.varlen || serves_varlen());
     }
+    // Whether its kernels read per-sequence KV lengths (seqused_k).
+    virtual bool serves_seqused_k() const { return false; }
     // Whether its kernels read packed variable-length sequences (cu_seqlens).
     virtual bool serves_varlen() const { return false; }
     // The score modifiers its kernels compile with (mods:: bits: window, softcap, alibi).

@@ -14,16 +14,14 @@ public:
     int priority() const override { return 30; }
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
     bool serves_varlen() const override { return true; }
+    // Per-sequence KV lengths too (fp32 has no split-KV family: decode runs here, one block per query tile).
+    bool serves_seqused_k() const override { return true; }
 
     bool accepts(DType dtype, int head_dim) const override {
         return dtype == DType::f32 && head_dim >= 1 && head_dim <= 256;
     }
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f32; }
     bool runs_on(int cc) const override { return cc >= 80; }  // cp.async, TF32 mma
-    // Reads per-sequence KV lengths too (fp32 has no split-KV family: decode runs here, one block per query tile).
-    bool serves(const ProblemClass& p, int cc) const override {
-        return accepts(p.dtype, p.head_dim) && runs_on(cc) && has_mods(p) && (!p.varlen || serves_varlen());
-    }
     void check_args(const AttentionArgs&) const override {}  // any element-aligned pointer and stride
 
     bool owns(const TileConfig& t) const override { return t.variant.empty() && t.stages == 0; }

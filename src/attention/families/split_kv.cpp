@@ -10,8 +10,7 @@
 namespace fa_jit::families {
 
 bool SplitKvFamily::serves(const ProblemClass& p, int cc) const {
-    return accepts(p.dtype, p.head_dim) && runs_on(cc) && (p.seqused_k || p.seqlen_q <= kMaxDecodeQueries) &&
-           has_mods(p);
+    return KernelFamily::serves(p, cc) && (p.seqused_k || p.seqlen_q <= kMaxDecodeQueries);
 }
 
 void SplitKvFamily::check_args(const AttentionArgs& args) const {

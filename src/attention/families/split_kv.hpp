@@ -21,7 +21,8 @@ public:
     void check_args(const AttentionArgs& args) const override;
     bool has_even_variant() const override { return false; }
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi (per packed row)
-    bool serves_varlen() const override { return true; }    // packed sequences, seqused_k included
+    bool serves_seqused_k() const override { return true; }
+    bool serves_varlen() const override { return true; }  // packed sequences, seqused_k included
 
     // kernels() lists the split kernel, then attention_split_combine<T, d>.
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& args, const DeviceInfo& device) const override;
