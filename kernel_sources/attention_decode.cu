@@ -2,7 +2,7 @@
 // that merges the splits.
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal,
-//             int kMods = 0, bool kVarlen = false>
+//             int kMods = 0, bool kVarlen = false, bool kPaged = false>
 //   __global__ void attention_decode_split(const __grid_constant__ AttentionParams p);
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
@@ -87,7 +87,7 @@ using tile::swz_pair;
 }  // namespace decode_detail
 
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, int kMods = 0,
-          bool kVarlen = false>
+          bool kVarlen = false, bool kPaged = false>
 __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __grid_constant__ AttentionParams p) {
     using namespace decode_detail;
     using Tr = AttentionDecodeTraits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     const unsigned sRing = sQ + Tr::kQBytes;
 
     // ---- which rows, split and keys ------------------------------------------------------------------------------
-    const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal, kMods, kVarlen>::make(p);
+    const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal, kMods, kVarlen, kPaged>::make(p);
     if (kVarlen && blk.r0 >= blk.rows_total) return;  // past a packed sequence's rows
     launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     const int rows_total = blk.rows_total;
@@ -132,6 +132,10 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     const unsigned short* v = static_cast<const unsigned short*>(p.v) + (kVarlen ? 0 : batch) * p.v_batch_stride +
                               head_kv * p.v_head_stride + (kVarlen ? blk.k0 * p.v_row_stride : 0);
 
+    using Paged = tile::PagedKv<unsigned short>;  // a paged cache (kPaged): K / V through the block table
+    const Paged k_pages = kPaged ? Paged::keys(p, head_kv, batch) : Paged{};
+    const Paged v_pages = kPaged ? Paged::values(p, head_kv, batch) : Paged{};
+
     // ---- Q: the tile's packed rows, gathered from their heads (zeros past the last row) ----------------------------
     blk.template gather_q<Layout, Tr::kNThreads, Tr::kChunksRow, kHeadDim>(sQ, p);
     cp_async_commit();
@@ -142,10 +146,17 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
         const int n0 = (t_begin + key_warp + it * kKeyWarps) * kWarpN;
         const unsigned sK = ring + stage * Tr::kStageBytes;
         constexpr int kThreads = Tr::kGroupThreads;
-        tile::cp_async_tile<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim, false>(sK, k, p.k_row_stride, n0,
-                                                                                       key_end, group_tid);
-        tile::cp_async_tile<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim, false>(
-            sK + Tr::kKVBytes, v, p.v_row_stride, n0, key_end, group_tid);
+        if constexpr (kPaged) {
+            tile::cp_async_tile_paged<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim>(sK, k_pages, n0, key_end,
+                                                                                          group_tid);
+            tile::cp_async_tile_paged<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim>(sK + Tr::kKVBytes, v_pages,
+                                                                                          n0, key_end, group_tid);
+        } else {
+            tile::cp_async_tile<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim, false>(sK, k, p.k_row_stride, n0,
+                                                                                           key_end, group_tid);
+            tile::cp_async_tile<Layout, kThreads, kWarpN, Tr::kChunksRow, kHeadDim, false>(
+                sK + Tr::kKVBytes, v, p.v_row_stride, n0, key_end, group_tid);
+        }
     };
     // The warps of one ring meet here: the warp alone when it has the ring to itself; with row warps the whole block
     // (every warp then runs the same number of steps, `steps` below), a plain barrier that compute-sanitizer's

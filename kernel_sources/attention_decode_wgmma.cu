@@ -3,7 +3,7 @@
 // rows per KV head read 128 FLOP per K/V byte, more than mma.sync delivers at the HBM rate).
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal,
-//             int kMods = 0, bool kVarlen = false>
+//             int kMods = 0, bool kVarlen = false, bool kPaged = false>
 //   __global__ void attention_decode_wgmma(const __grid_constant__ AttentionParams p);
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
@@ -46,7 +46,7 @@
 namespace fa_jit {
 
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
-          bool kVarlen = false>
+          bool kVarlen = false, bool kPaged = false>
 __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const __grid_constant__ AttentionParams p) {
     using namespace tile;
     constexpr int kNThreads = kBlockM * 2;
@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
 
-    const auto blk = SplitBlock<kBlockM, kBlockN, kCausal, kMods, kVarlen>::make(p);
+    const auto blk = SplitBlock<kBlockM, kBlockN, kCausal, kMods, kVarlen, kPaged>::make(p);
     if (kVarlen && blk.r0 >= blk.rows_total) return;  // past a packed sequence's rows
     ptx::launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     const int n_tiles = blk.t_end - blk.t_begin;  // this split's key tiles, visited last first
@@ -79,13 +79,26 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     const unsigned short* v = static_cast<const unsigned short*>(p.v) + (kVarlen ? 0 : blk.batch) * p.v_batch_stride +
                               blk.head_kv * p.v_head_stride + (kVarlen ? blk.k0 * p.v_row_stride : 0);
     const int key0 = blk.t_begin * kBlockN;
+    // A paged cache (kPaged): K / V through the block table.
+    const PagedKv<unsigned short> k_pages =
+        kPaged ? PagedKv<unsigned short>::keys(p, blk.head_kv, blk.batch) : PagedKv<unsigned short>{};
+    const PagedKv<unsigned short> v_pages =
+        kPaged ? PagedKv<unsigned short>::values(p, blk.head_kv, blk.batch) : PagedKv<unsigned short>{};
     auto load_k = [&](unsigned smem, int row0) {
-        cp_async_tile<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(
-            smem, k, p.k_row_stride, key0 + row0, blk.key_end);
+        if constexpr (kPaged)
+            cp_async_tile_paged<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim>(
+                smem, k_pages, key0 + row0, blk.key_end);
+        else
+            cp_async_tile<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(
+                smem, k, p.k_row_stride, key0 + row0, blk.key_end);
     };
     auto load_v = [&](unsigned smem, int row0) {
-        cp_async_tile<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(
-            smem, v, p.v_row_stride, key0 + row0, blk.key_end);
+        if constexpr (kPaged)
+            cp_async_tile_paged<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim>(
+                smem, v_pages, key0 + row0, blk.key_end);
+        else
+            cp_async_tile<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(
+                smem, v, p.v_row_stride, key0 + row0, blk.key_end);
     };
     KVRing<kStages, kBlockN, kKVBytes> ring{sQ + kQBytes, 0};
     if (n_tiles > 0) {  // Q with the first key tile in group 0, then kStages - 2 more tiles

@@ -3,7 +3,7 @@
 // sm_80, sm_86, sm_89, sm_90(a) and newer.
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal,
-//             bool kEvenMN, int kMods = 0, bool kVarlen = false>
+//             bool kEvenMN, int kMods = 0, bool kVarlen = false, bool kPaged = false>
 //   __global__ void attention_fwd_f16(const __grid_constant__ AttentionParams p);
 //
 //   T        fa_jit::half_t or fa_jit::bf16_t (q, k, v, o all of type T; lse fp32).
@@ -18,6 +18,7 @@
 //   kEvenMN  true only if seqlen_q % kBlockM == 0 and seqlen_k % kBlockN == 0: drops row bounds checks.
 //   kMods    score modifiers (mods:: bits; tile/mask.cuh): a sliding window moves K / V to its first key tile.
 //   kVarlen  packed sequences (p.cu_seqlens_q / _k, tile::seq_rows): a block past its sequence's end exits.
+//   kPaged   K / V in a paged cache (p.block_table, tile/paged_kv.cuh), keys seqused_k[b] or seqlen_k.
 //
 // Name expression: fa_jit::attention_fwd_f16<fa_jit::bf16_t, 128, 64, 128, 8, 2, false, true>   (8 arguments; a 9th,
 //                  kMods, only when nonzero)
@@ -131,7 +132,7 @@ __device__ __forceinline__ void load_tile(unsigned smem, const unsigned short* g
 // The kernel
 // ================================================================================================================
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, bool kEvenMN,
-          int kMods = 0, bool kVarlen = false>
+          int kMods = 0, bool kVarlen = false, bool kPaged = false>
 __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __grid_constant__ AttentionParams p) {
     using namespace f16_detail;
     using Tr = AttentionFwdF16Traits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
@@ -164,13 +165,15 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     constexpr bool kWindow = (kMods & mods::kWindow) != 0;
     // Packed sequences: this block's sequence, its rows and lengths (one batch of total rows); past its end, nothing
     // to do.
-    tile::SeqRows seq{};  // only under kVarlen: reading the plain lengths here changed the plain kernels' SASS
-    if constexpr (kVarlen) seq = tile::seq_rows<true>(p, bi.batch);
+    // A paged cache: the sequence's keys (seqused_k or seqlen_k) in pages.
+    constexpr bool kSeq = kVarlen || kPaged;
+    tile::SeqRows seq{};  // only under kSeq: reading the plain lengths here changed the plain kernels' SASS
+    if constexpr (kSeq) seq = tile::seq_rows<kVarlen, kPaged>(p, bi.batch);
     if (kVarlen && m0 >= seq.seqlen_q) return;
     const int batch = kVarlen ? 0 : bi.batch;
-    const auto seqlen_q = [&] { return kVarlen ? seq.seqlen_q : p.seqlen_q; };
-    const auto seq_keys = [&] { return kVarlen ? seq.seqlen_k : p.seqlen_k; };
-    const auto seq_offset = [&] { return kVarlen ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
+    const auto seqlen_q = [&] { return kSeq ? seq.seqlen_q : p.seqlen_q; };
+    const auto seq_keys = [&] { return kSeq ? seq.seqlen_k : p.seqlen_k; };
+    const auto seq_offset = [&] { return kSeq ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
     const tile::ScoreMod<kMods> mod = tile::ScoreMod<kMods>::make(p, bi.head);
     const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(seq_keys(), seq_offset(), m0, mod);
     const int key_shift = kWindow ? span.first * kBlockN : 0;
@@ -190,7 +193,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     float* lse = p.lse == nullptr ? nullptr
                  : kVarlen        ? p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0
                                   : p.lse + (static_cast<long long>(bi.batch) * p.heads_q + bi.head) * p.seqlen_q;
-    const int n_block_max = kMods == 0 && !kVarlen ? tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0) : span.count();
+    const int n_block_max = kMods == 0 && !kSeq ? tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0) : span.count();
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];
@@ -212,11 +215,23 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
     const unsigned v_lane_x = (lm_mat / 2) ^ lm_row;
 
     // K/V ring (tile/kv_ring.cuh): stage s holds K at sKV + 2 s kKVBytes, V right after.
+    // Paged: keys counted from the sequence's first (key_shift + row0: a multiple of 16).
+    using Paged = tile::PagedKv<unsigned short>;
+    const Paged k_pages = kPaged ? Paged::keys(p, bi.head_kv, bi.batch) : Paged{};
+    const Paged v_pages = kPaged ? Paged::values(p, bi.head_kv, bi.batch) : Paged{};
     const auto load_k = [&](unsigned smem, int row0) {
-        load_tile<Tr, kBlockN, kEvenMN>(smem, k, p.k_row_stride, row0, seqlen_k());
+        if constexpr (kPaged)
+            tile::cp_async_tile_paged<Layout, Tr::kNThreads, kBlockN, Tr::kChunksLoad, kHeadDim>(
+                smem, k_pages, key_shift + row0, seq_keys());
+        else
+            load_tile<Tr, kBlockN, kEvenMN>(smem, k, p.k_row_stride, row0, seqlen_k());
     };
     const auto load_v = [&](unsigned smem, int row0) {
-        load_tile<Tr, kBlockN, kEvenMN>(smem, v, p.v_row_stride, row0, seqlen_k());
+        if constexpr (kPaged)
+            tile::cp_async_tile_paged<Layout, Tr::kNThreads, kBlockN, Tr::kChunksLoad, kHeadDim>(
+                smem, v_pages, key_shift + row0, seq_keys());
+        else
+            load_tile<Tr, kBlockN, kEvenMN>(smem, v, p.v_row_stride, row0, seqlen_k());
     };
     tile::KVRing<kStages, kBlockN, kKVBytes> ring{sKV, 0};
     if (n_block_max > 0) {  // Q_i in the group of the first key tile

@@ -3,7 +3,7 @@
 // read (mma.sync re-reads K and V once per warp, which bounds attention_f16.cu by shared-memory bandwidth on H100).
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN,
-//             int kMods = 0, bool kVarlen = false>
+//             int kMods = 0, bool kVarlen = false, bool kPaged = false>
 //   __global__ void attention_fwd_f16_wgmma(const __grid_constant__ AttentionParams p);
 //
 //   T        fa_jit::half_t or fa_jit::bf16_t (q, k, v, o all of type T; lse fp32).
@@ -12,7 +12,8 @@
 //   kHeadDim exactly p.head_dim: 64, 128, 192 or 256 (P V in 64-column wgmma chunks).
 //   kStages  K/V shared-memory buffers (cp.async ring), 2..4: tile j + kStages - 1 loads while j computes.
 //   kCausal, kEvenMN, kMods: as in attention_fwd_f16 (bottom-right causal mask; no row bounds checks; score
-//            modifiers, the name's 8th argument only when nonzero; packed sequences).
+//            modifiers, the name's 8th argument only when nonzero; packed sequences; a paged KV cache).
+//   kVarlen, kPaged: as in attention_fwd_f16 (packed sequences; K / V in pages).
 //
 // Name expression: fa_jit::attention_fwd_f16_wgmma<fa_jit::bf16_t, 128, 64, 256, 2, false, true>
 // Launch:          grid (ceil(seqlen_q / kBlockM), heads_q, batch), block 2 * kBlockM threads, dynamic shared memory
@@ -72,7 +73,7 @@ struct AttentionFwdWgmmaTraits {
 };
 
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, bool kEvenMN, int kMods = 0,
-          bool kVarlen = false>
+          bool kVarlen = false, bool kPaged = false>
 __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const __grid_constant__ AttentionParams p) {
     using namespace tile;
     using Tr = AttentionFwdWgmmaTraits<T, kBlockM, kBlockN, kHeadDim, kStages>;
@@ -87,11 +88,12 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     // (bench/NOTES.md, "Kernel families and the tile layer on the GPU").
     const BlockIndex bi = block_index<kBlockM, kCausal>(p);
     const int m0 = bi.m0;
-    // Packed sequences: this block's sequence; past its end, nothing to do.
+    // Packed sequences: this block's sequence; past its end, nothing to do. A paged cache: the sequence's keys.
+    constexpr bool kSeq = kVarlen || kPaged;
     SeqRows seq{};
-    if constexpr (kVarlen) {
-        seq = seq_rows<true>(p, bi.batch);
-        if (m0 >= seq.seqlen_q) return;
+    if constexpr (kSeq) {
+        seq = seq_rows<kVarlen, kPaged>(p, bi.batch);
+        if (kVarlen && m0 >= seq.seqlen_q) return;
     }
     TensorBases<unsigned short> bc;
     int n_block_max;
@@ -114,9 +116,9 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     // there by key_shift rows (tile/mask.cuh, "Window origin").
     constexpr bool kWindow = (kMods & mods::kWindow) != 0;
     const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
-    const auto seqlen_q = [&] { return kVarlen ? seq.seqlen_q : p.seqlen_q; };
-    const auto seq_keys = [&] { return kVarlen ? seq.seqlen_k : p.seqlen_k; };
-    const auto seq_offset = [&] { return kVarlen ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
+    const auto seqlen_q = [&] { return kSeq ? seq.seqlen_q : p.seqlen_q; };
+    const auto seq_keys = [&] { return kSeq ? seq.seqlen_k : p.seqlen_k; };
+    const auto seq_offset = [&] { return kSeq ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
     if constexpr (kVarlen) {  // one batch of total rows, LSE [heads_q][total_q]
         bc = tensor_bases<unsigned short>(p, {m0, bi.head, 0, bi.head_kv});
         bc.q += seq.q0 * p.q_row_stride, bc.o += seq.q0 * p.o_row_stride;
@@ -124,7 +126,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         bc.lse = p.lse == nullptr ? nullptr : p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0;
     }
     int key_shift = 0;
-    if constexpr (kWindow || kVarlen) {
+    if constexpr (kWindow || kSeq) {
         const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(seq_keys(), seq_offset(), m0, mod);
         n_block_max = span.count();
         key_shift = kWindow ? span.first * kBlockN : 0;
@@ -140,13 +142,26 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     float l_i[2] = {0.f, 0.f};
 
     // K / V tiles of kBlockN rows; Q of kBlockM rows; all [rows][64]-column blocks with the 128-byte swizzle.
+    // Paged: keys counted from the sequence's first (key_shift + row0: a multiple of 16).
+    const PagedKv<unsigned short> k_pages =
+        kPaged ? PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch) : PagedKv<unsigned short>{};
+    const PagedKv<unsigned short> v_pages =
+        kPaged ? PagedKv<unsigned short>::values(p, bi.head_kv, bi.batch) : PagedKv<unsigned short>{};
     auto load_k = [&](unsigned smem, int row0) {
-        cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
-            smem, bc.k, p.k_row_stride, row0, seqlen_k());
+        if constexpr (kPaged)
+            cp_async_tile_paged<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim>(
+                smem, k_pages, key_shift + row0, seq_keys());
+        else
+            cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
+                smem, bc.k, p.k_row_stride, row0, seqlen_k());
     };
     auto load_v = [&](unsigned smem, int row0) {
-        cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
-            smem, bc.v, p.v_row_stride, row0, seqlen_k());
+        if constexpr (kPaged)
+            cp_async_tile_paged<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim>(
+                smem, v_pages, key_shift + row0, seq_keys());
+        else
+            cp_async_tile<Swizzle128B<kBlockN>, Tr::kNThreads, kBlockN, kHeadDim / 8, kHeadDim, kEvenMN>(
+                smem, bc.v, p.v_row_stride, row0, seqlen_k());
     };
     KVRing<kStages, kBlockN, Tr::kKVBytes> ring{sQ + Tr::kQBytes, 0};
     if (n_block_max > 0) {  // Q_i with the first key tile in group 0, then kStages - 2 more tiles
@@ -185,7 +200,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
 
         // ---- mask, online softmax
         // -------------------------------------------------------------------------------------
-        if constexpr (kMods == 0 && !kVarlen) {
+        if constexpr (kMods == 0 && !kSeq) {
             if (tile_needs_mask<kBlockN, kEvenMN, kCausal>(n0, m0, p.seqlen_k, p.causal_offset))
                 mask_fragment<kEvenMN, kCausal>(acc_s, m0 + warp_row0, n0, g, t, p.seqlen_k, p.causal_offset, kNegInf);
         } else {

@@ -1,7 +1,8 @@
 // FlashAttention-2 forward pass in fp32 (Dao 2023, Algorithm 1), compiled at run time by NVRTC.
 //
 //   template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
-//             int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0, bool kVarlen = false>
+//             int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0, bool kVarlen = false,
+//             bool kPaged = false>
 //   __global__ void attention_fwd_fp32(const __grid_constant__ AttentionParams p);
 //
 //   kBlockM  B_r: query rows per block; a multiple of 16 * kNWarps (each warp owns kBlockM / kNWarps rows).
@@ -21,6 +22,7 @@
 //            it carry none of its registers (read at run time, it made ptxas spill 8-32 bytes more at d 192 / 256).
 //   kMods    score modifiers (mods:: bits; tile/mask.cuh): a sliding window moves K / V to its first key tile.
 //   kVarlen  packed sequences (p.cu_seqlens_q / _k, tile::seq_rows): a block past its sequence's end exits.
+//   kPaged   K / V in a paged cache (p.block_table, tile/paged_kv.cuh), keys seqused_k[b] or seqlen_k.
 //
 // Name expression:  fa_jit::attention_fwd_fp32<64, 64, 128, 4, false, 1, 1>   (always render the first 7 arguments)
 // Launch:           grid (ceil(seqlen_q / kBlockM), heads_q, batch), block kNWarps * 32,
@@ -161,7 +163,7 @@ __device__ __forceinline__ bool aligned16(const void* ptr, long long s0, long lo
 // The kernel
 // ================================================================================================================
 template <int kBlockM, int kBlockN, int kHeadDim, int kNWarps, bool kCausal, int kMath = kMath3xTF32,
-          int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0, bool kVarlen = false>
+          int kMinBlocksPerSm = 1, bool kSequsedK = false, int kMods = 0, bool kVarlen = false, bool kPaged = false>
 __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     attention_fwd_fp32(const __grid_constant__ AttentionParams p) {
     using namespace fp32_detail;
@@ -188,16 +190,20 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
 
     // Packed sequences: this block's sequence (one batch of total rows, LSE [heads_q][total_q]); past its end, nothing
     // to do.
+    // A paged cache: the sequence's keys (seqused_k or seqlen_k) in pages.
+    constexpr bool kSeq = kVarlen || kPaged;
     tile::SeqRows seq{};
     tile::TensorBases<float> tb = tile::tensor_bases<float>(p, bi);
+    if constexpr (kSeq) {
+        seq = tile::seq_rows<kVarlen, kPaged>(p, bi.batch);
+        if (kVarlen && m0 >= seq.seqlen_q) return;
+    }
     if constexpr (kVarlen) {
-        seq = tile::seq_rows<true>(p, bi.batch);
-        if (m0 >= seq.seqlen_q) return;
         tb = tile::tensor_bases<float>(p, {bi.m0, bi.head, 0, bi.head_kv});
         tb.q += seq.q0 * p.q_row_stride, tb.k += seq.k0 * p.k_row_stride, tb.v += seq.k0 * p.v_row_stride;
         tb.lse = p.lse == nullptr ? nullptr : p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0;
     }
-    const auto seqlen_q = [&] { return kVarlen ? seq.seqlen_q : p.seqlen_q; };
+    const auto seqlen_q = [&] { return kSeq ? seq.seqlen_q : p.seqlen_q; };
     const float* q = tb.q;
     // Score modifiers; a sliding window starts the keys at its first tile: K / V, seqlen_k and the causal offset move
     // there by key_shift rows (tile/mask.cuh, "Window origin").
@@ -205,9 +211,10 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     const tile::ScoreMod<kMods> mod = tile::ScoreMod<kMods>::make(p, bi.head);
     const int used_k = kSequsedK ? tile::used_keys(p, bi.batch) : 0;
     const int used_offset = kSequsedK ? tile::causal_offset(p, used_k) : 0;
-    // The sequence's (used) keys: with packed sequences its own length, cut by seqused_k.
-    const int keys = kVarlen ? (kSequsedK ? min(used_k, seq.seqlen_k) : seq.seqlen_k) : kSequsedK ? used_k : p.seqlen_k;
-    const int offset = kVarlen ? seq.seqlen_k - seq.seqlen_q : kSequsedK ? used_offset : p.causal_offset;
+    // The sequence's (used) keys: with packed sequences its own length, cut by seqused_k; the causal offset aligns
+    // to them.
+    const int keys = kSeq ? (kSequsedK ? min(used_k, seq.seqlen_k) : seq.seqlen_k) : kSequsedK ? used_k : p.seqlen_k;
+    const int offset = kSeq ? keys - seq.seqlen_q : kSequsedK ? used_offset : p.causal_offset;
     const tile::KeySpan span = tile::key_span<kBlockM, kBlockN, kCausal>(keys, offset, m0, mod);
     const int key_shift = kWindow ? span.first * kBlockN : 0;
     const float* k = tb.k + (kWindow ? key_shift * p.k_row_stride : 0);
@@ -220,13 +227,11 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // The keys this sequence uses (p.seqused_k, clamped) and the causal offset aligned to them. Without kSequsedK the
     // kernel reads p.seqlen_k and p.causal_offset where it uses them, as before the feature: the same values held in
     // locals changed ptxas's allocation at 255 registers (SASS of the causal d-128 default differed throughout).
-    const auto seqlen_k = [&] { return (kVarlen ? keys : kSequsedK ? used_k : p.seqlen_k) - key_shift; };
-    const auto causal_offset = [&] {
-        return (kVarlen ? offset : kSequsedK ? used_offset : p.causal_offset) - key_shift;
-    };
-    const int n_block_max = kMods != 0 || kVarlen ? span.count()
-                            : kSequsedK           ? tile::key_tiles<kBlockM, kBlockN, kCausal>(used_k, used_offset, m0)
-                                                  : tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
+    const auto seqlen_k = [&] { return (kSeq ? keys : kSequsedK ? used_k : p.seqlen_k) - key_shift; };
+    const auto causal_offset = [&] { return (kSeq ? offset : kSequsedK ? used_offset : p.causal_offset) - key_shift; };
+    const int n_block_max = kMods != 0 || kSeq ? span.count()
+                            : kSequsedK        ? tile::key_tiles<kBlockM, kBlockN, kCausal>(used_k, used_offset, m0)
+                                               : tile::key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
 
     float acc_o[kMTiles][kNTilesO][4];  // O_i, unnormalised
     float m_i[kMTiles][2];              // running row max of S * scale_log2 (log2 units)
@@ -245,6 +250,24 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     const bool q_vec = aligned16(q, p.q_batch_stride, p.q_head_stride, p.q_row_stride);
     const bool k_vec = aligned16(k, p.k_batch_stride, p.k_head_stride, p.k_row_stride);
     const bool v_vec = aligned16(v, p.v_batch_stride, p.v_head_stride, p.v_row_stride);
+    // K / V tiles from key row0 (counted from key_shift); paged: through the block table.
+    using Paged = tile::PagedKv<float>;
+    const Paged k_pages = kPaged ? Paged::keys(p, bi.head_kv, bi.batch) : Paged{};
+    const Paged v_pages = kPaged ? Paged::values(p, bi.head_kv, bi.batch) : Paged{};
+    const auto load_k = [&](int row0) {
+        if constexpr (kPaged)
+            tile::cp_async_tile_fp32_paged<Tr::kNThreads, kBlockN, Tr::kQKStride, Tr::kHeadDimPad, Tr::kHeadDim>(
+                sK, k_pages, key_shift + row0, keys, k_vec);
+        else
+            load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, row0, seqlen_k(), k_vec);
+    };
+    const auto load_v = [&](int row0) {
+        if constexpr (kPaged)
+            tile::cp_async_tile_fp32_paged<Tr::kNThreads, kBlockN, Tr::kVStride, Tr::kHeadDimPad, Tr::kHeadDim>(
+                sV, v_pages, key_shift + row0, keys, v_vec);
+        else
+            load_tile<Tr, kBlockN, Tr::kVStride>(sV, v, p.v_row_stride, row0, seqlen_k(), v_vec);
+    };
 
     // ---- prologue: Q_i and the first K_j in flight
     // -------------------------------------------------------------------- Key tiles are visited from the last to the
@@ -253,7 +276,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
     // -inf (l_i = 0).
     if (n_block_max > 0) {
         load_tile<Tr, kBlockM, Tr::kQKStride>(sQ, q, p.q_row_stride, m0, seqlen_q(), q_vec);
-        load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, (n_block_max - 1) * kBlockN, seqlen_k(), k_vec);
+        load_k((n_block_max - 1) * kBlockN);
         cp_async_commit();
     }
 
@@ -261,7 +284,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
         const int n0 = n_block * kBlockN;
         cp_async_wait_all();
         __syncthreads();  // K_j landed; every warp is done reading V_{j+1}
-        load_tile<Tr, kBlockN, Tr::kVStride>(sV, v, p.v_row_stride, n0, seqlen_k(), v_vec);
+        load_v(n0);
         cp_async_commit();
 
         // ---- S[B_r][B_c] = Q_i @ K_j^T  (this warp: kWarpRows x B_c) ------------------------------------------------
@@ -386,7 +409,7 @@ __global__ void __launch_bounds__(kNWarps * 32, kMinBlocksPerSm)
         cp_async_wait_all();
         __syncthreads();  // V_j landed; every warp is done reading K_j
         if (n_block > 0) {
-            load_tile<Tr, kBlockN, Tr::kQKStride>(sK, k, p.k_row_stride, n0 - kBlockN, seqlen_k(), k_vec);
+            load_k(n0 - kBlockN);
             cp_async_commit();
         }
 

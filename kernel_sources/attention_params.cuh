@@ -74,6 +74,15 @@ struct AttentionParams {
     const int* cu_seqlens_q;
     const int* cu_seqlens_k;
     int total_q, total_k;
+
+    // Paged KV cache (kPaged kernels; tile/paged_kv.cuh): k / v hold num_pages pages of page_size rows, indexed
+    // [page][head][row][col] through the strides above (the batch stride is the page stride), and sequence b's key j
+    // is row j % page_size of page block_table[b * pages_per_seq + j / page_size]. Its keys: seqused_k[b] (clamped) or
+    // seqlen_k. page_size is a multiple of 16; j / page_size = (umulhi(j, page_magic) + j) >> page_shift. Null without.
+    const int* block_table;
+    int pages_per_seq, page_size, num_pages;
+    unsigned page_magic;
+    int page_shift;
 };
 
 }  // namespace fa_jit

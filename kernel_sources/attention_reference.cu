@@ -8,7 +8,8 @@
 // Launch:           grid (ceil(seqlen_q / 128), heads_q, batch), block 128 threads, no dynamic shared memory.
 //
 // Packed sequences (p.cu_seqlens_q, read at run time): the grid's batch is the sequence, rows come from
-// tile::seq_rows, LSE is [heads_q][total_q].
+// tile::seq_rows, LSE is [heads_q][total_q]. A paged cache (p.block_table, read at run time): keys through the table
+// (tile/paged_kv.cuh).
 // One thread per query row, float64 throughout, two passes over the keys (row max, then sum and P @ V):
 //   s_j = scale * q . k_j    for visible keys j (j < used and, if causal, j <= i + off; inside the sliding window
 //                            i + off - window_left <= j <= i + off + window_right), where used is seqlen_k or the
@@ -34,8 +35,10 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
     const int head = blockIdx.y;
     const int batch = blockIdx.z;
     // Packed sequences (read at run time): the sequence's rows in one batch of total rows.
-    const bool varlen = p.cu_seqlens_q != nullptr;
-    const tile::SeqRows seq = varlen ? tile::seq_rows<true>(p, batch) : tile::seq_rows<false>(p, batch);
+    const bool varlen = p.cu_seqlens_q != nullptr, paged = p.block_table != nullptr;
+    const tile::SeqRows seq = varlen
+                                  ? (paged ? tile::seq_rows<true, true>(p, batch) : tile::seq_rows<true>(p, batch))
+                                  : (paged ? tile::seq_rows<false, true>(p, batch) : tile::seq_rows<false>(p, batch));
     if (row >= seq.seqlen_q) return;
     const int head_kv = head / p.group_size;
     const int d = p.head_dim;
@@ -67,8 +70,10 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
         q_row[c] = static_cast<double>(to_float(q[c]));
         acc[c] = 0.0;
     }
+    const auto k_pages = tile::PagedKv<T>::keys(p, head_kv, batch);
+    const auto v_pages = tile::PagedKv<T>::values(p, head_kv, batch);
     auto score = [&](int j) {
-        const T* k_row = k + j * p.k_row_stride;
+        const T* k_row = paged ? k_pages.row(j) : k + j * p.k_row_stride;
         double s = 0.0;
         for (int c = 0; c < d; ++c) s += q_row[c] * static_cast<double>(to_float(k_row[c]));
         s *= static_cast<double>(p.scale);
@@ -86,7 +91,7 @@ __global__ void __launch_bounds__(kReferenceThreads) attention_reference(const _
     for (int j = first; j < n_visible; ++j) {
         const double pj = exp(score(j) - m);
         l += pj;
-        const T* v_row = v + j * p.v_row_stride;
+        const T* v_row = paged ? v_pages.row(j) : v + j * p.v_row_stride;
         for (int c = 0; c < d; ++c) acc[c] += pj * static_cast<double>(to_float(v_row[c]));
     }
 

@@ -126,10 +126,10 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32, 2)
     T* o = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride + token * p.o_row_stride;
     long long lse_at = row;
     if constexpr (kVarlen) {
-        const tile::SeqRows seq = tile::seq_rows<true>(p, batch);
-        if (token >= seq.seqlen_q) return;
-        o = static_cast<T*>(p.o) + head * p.o_head_stride + static_cast<long long>(seq.q0 + token) * p.o_row_stride;
-        lse_at = static_cast<long long>(head) * p.total_q + seq.q0 + token;
+        int q0 = 0;  // the sequence's rows only (its keys may be paged: no cu_seqlens_k)
+        if (token >= tile::packed_span(p.cu_seqlens_q, batch, p.total_q, p.seqlen_q, q0)) return;
+        o = static_cast<T*>(p.o) + head * p.o_head_stride + static_cast<long long>(q0 + token) * p.o_row_stride;
+        lse_at = static_cast<long long>(head) * p.total_q + q0 + token;
     }
 #pragma unroll
     for (int i = 0; i < kVecsPerLane; ++i) {

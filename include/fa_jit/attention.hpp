@@ -77,15 +77,29 @@ struct FA_JIT_API AttentionArgs {
     const float* alibi_slopes = nullptr;
 
     // ---- Variable-length sequences (packed, no padding) ----
-    // Optional device int32 [batch + 1] prefix sums, both or neither: sequence b's queries are rows
-    // [cu_seqlens_q[b], cu_seqlens_q[b + 1]) of q and o, its keys rows [cu_seqlens_k[b], cu_seqlens_k[b + 1]) of k and
-    // v. The tensors are then [total_q or total_k rows, heads, head_dim] (the batch strides are unused), seqlen_q and
-    // seqlen_k are upper bounds of the sequences' lengths (FlashAttention's max_seqlen: the grid), and LSE is
-    // [heads_q, total_q]. The host never reads them; kernels clamp each sequence into [0, total) and to the bounds.
+    // Optional device int32 [batch + 1] prefix sums, both or neither (cu_seqlens_q alone with a paged KV cache):
+    // sequence b's queries are rows [cu_seqlens_q[b], cu_seqlens_q[b + 1]) of q and o, its keys rows
+    // [cu_seqlens_k[b], cu_seqlens_k[b + 1]) of k and v. The tensors are then [total_q or total_k rows, heads,
+    // head_dim] (the batch strides are unused), seqlen_q and seqlen_k are upper bounds of the sequences' lengths
+    // (FlashAttention's max_seqlen: the grid), and LSE is [heads_q, total_q]. The host never reads them; kernels clamp
+    // each sequence into [0, total) and to the bounds.
     const int* cu_seqlens_q = nullptr;
     const int* cu_seqlens_k = nullptr;
     int total_q = 0;  // rows of q and o
     int total_k = 0;  // rows of k and v
+
+    // ---- Paged KV cache ----
+    // Optional device int32 [batch, pages_per_seq] (row-major): k and v then hold num_pages pages of page_size rows,
+    // [num_pages, page_size, heads_kv, head_dim] with k_strides / v_strides as (page, head, row) strides (Strides::
+    // batch is the page stride; Strides::bshd(page_size, heads_kv, head_dim) for that layout), and sequence b's key j
+    // is row j % page_size of page block_table[b][j / page_size]. A sequence has seqused_k[b] keys (clamped), or
+    // seqlen_k without seqused_k; seqlen_k <= pages_per_seq * page_size. Composes with packed queries (cu_seqlens_q
+    // with cu_seqlens_k null: chunked prefill against the cache). The host never reads the table; a sequence whose
+    // used entries name a page outside [0, num_pages) gets O = 0 and LSE = -inf (FA_JIT_CHECK=1 rejects it instead).
+    const int* block_table = nullptr;
+    int pages_per_seq = 0;  // entries per row of block_table
+    int page_size = 0;      // rows per page: a positive multiple of 16
+    int num_pages = 0;      // pages in k and v
 
     // ---- KV cache (decode) ----
     // Optional device int32 [batch]: sequence b attends to the first seqused_k[b] keys of its seqlen_k (a KV cache

@@ -61,10 +61,16 @@ typedef struct fa_jit_attention_args {
     int32_t window_right;      /* off = seqlen_k - seqlen_q; with causal the two masks intersect */
     float softcap;             /* > 0: scores become softcap * tanh(score / softcap); 0 = off */
     const float* alibi_slopes; /* optional device fp32 [heads_q]: score -= slope * |i + off - j| */
-    /* ---- Variable-length sequences (packed): both or neither; see AttentionArgs in attention.hpp ---- */
+    /* ---- Variable-length sequences (packed): both or neither (cu_seqlens_q alone with block_table); see AttentionArgs
+     * in attention.hpp ---- */
     const int32_t* cu_seqlens_q; /* device int32 [batch + 1]: sequence b's rows of q / o */
     const int32_t* cu_seqlens_k; /* device int32 [batch + 1]: its rows of k / v */
     int32_t total_q, total_k;    /* rows of the packed tensors; seqlen_q / seqlen_k: the longest sequences */
+    /* ---- Paged KV cache (block_table NULL: none); see AttentionArgs in attention.hpp ---- */
+    const int32_t* block_table; /* device int32 [batch, pages_per_seq]: key j of sequence b: page [b][j / page_size] */
+    int32_t pages_per_seq;      /* entries per row of block_table */
+    int32_t page_size;          /* rows per page, a multiple of 16; k / v: [num_pages, page_size, heads_kv, head_dim] */
+    int32_t num_pages;          /* pages in k and v; k_strides.batch / v_strides.batch: the page strides */
 } fa_jit_attention_args;
 
 /* Sets every field to its default (zeros: no tensors, fp32, default scale, not causal) and struct_size to the size of

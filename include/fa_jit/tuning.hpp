@@ -74,21 +74,29 @@ struct FA_JIT_API ProblemClass {
     bool repeated_input = false;
     ScoreMods mods = {};  // only families whose kernels have every modifier serve the problem
     bool varlen = false;  // packed variable-length sequences (cu_seqlens_q / cu_seqlens_k)
+    bool paged = false;   // a paged KV cache (block_table)
     static ProblemClass of(const AttentionArgs& args) {
         const auto repeats = [](const Strides& s, int batch, int heads, int rows) {
             if (batch == 0 || heads == 0 || rows == 0) return false;  // no elements: nothing repeats
             return (s.batch == 0 && batch > 1) || (s.head == 0 && heads > 1) || (s.row == 0 && rows > 1);
         };
-        return {args.dtype, args.head_dim, args.causal, args.seqlen_q, args.seqlen_k,
-                args.heads_kv > 0 ? args.heads_q / args.heads_kv : 1, args.seqused_k != nullptr,
-                // Packed sequences: one batch of total rows.
-                args.cu_seqlens_q ? repeats(args.q_strides, 1, args.heads_q, args.total_q) ||
-                                        repeats(args.k_strides, 1, args.heads_kv, args.total_k) ||
-                                        repeats(args.v_strides, 1, args.heads_kv, args.total_k)
-                                  : repeats(args.q_strides, args.batch, args.heads_q, args.seqlen_q) ||
-                                        repeats(args.k_strides, args.batch, args.heads_kv, args.seqlen_k) ||
-                                        repeats(args.v_strides, args.batch, args.heads_kv, args.seqlen_k),
-                ScoreMods::of(args), args.cu_seqlens_q != nullptr};
+        // Packed sequences: one batch of total rows; a paged cache: num_pages batches of page_size rows.
+        const bool varlen = args.cu_seqlens_q != nullptr, paged = args.block_table != nullptr;
+        const int batch_k = paged ? args.num_pages : varlen ? 1 : args.batch;
+        const int rows_k = paged ? args.page_size : varlen ? args.total_k : args.seqlen_k;
+        return {args.dtype,
+                args.head_dim,
+                args.causal,
+                args.seqlen_q,
+                args.seqlen_k,
+                args.heads_kv > 0 ? args.heads_q / args.heads_kv : 1,
+                args.seqused_k != nullptr,
+                repeats(args.q_strides, varlen ? 1 : args.batch, args.heads_q, varlen ? args.total_q : args.seqlen_q) ||
+                    repeats(args.k_strides, batch_k, args.heads_kv, rows_k) ||
+                    repeats(args.v_strides, batch_k, args.heads_kv, rows_k),
+                ScoreMods::of(args),
+                varlen,
+                paged};
     }
 };
 
@@ -106,6 +114,7 @@ struct FA_JIT_API AttentionKernelSpec {
     bool seqused_k = false;
     ScoreMods mods = {};  // score modifiers compiled in (the kMods template argument)
     bool varlen = false;  // reads cu_seqlens (the kVarlen template argument)
+    bool paged = false;   // reads K / V through a block table (the kPaged template argument)
 
     std::string family() const;           // e.g. "f16-wgmma"; throws InvalidArgument when no family owns the tile
     std::string source_name() const;      // the kernel_sources/ file
@@ -114,7 +123,8 @@ struct FA_JIT_API AttentionKernelSpec {
     std::size_t shared_bytes() const;  // dynamic shared memory per block
     bool operator==(const AttentionKernelSpec& o) const noexcept {
         return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile &&
-               even_mn == o.even_mn && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen;
+               even_mn == o.even_mn && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen &&
+               paged == o.paged;
     }
 };
 

@@ -19,6 +19,7 @@
 
 #include "attention_params.cuh"
 #include "tile/mask.cuh"
+#include "tile/paged_kv.cuh"
 
 namespace fa_jit::tile {
 
@@ -95,13 +96,16 @@ __device__ __forceinline__ int packed_span(const int* cu, int batch, int total, 
     start = s;
     return min(e - s, bound);
 }
-template <bool kVarlen>
+// With kPaged (a paged KV cache, tile/paged_kv.cuh), keys are not packed: k0 is 0 and seqlen_k the used keys
+// (seqused_k or seqlen_k), 0 when the block table is malformed; block-wide then (every thread of the block calls it).
+template <bool kVarlen, bool kPaged = false>
 __device__ __forceinline__ SeqRows seq_rows(const AttentionParams& p, int batch) {
     SeqRows r{0, 0, p.seqlen_q, p.seqlen_k};
-    if constexpr (kVarlen) {
-        r.seqlen_q = packed_span(p.cu_seqlens_q, batch, p.total_q, p.seqlen_q, r.q0);
+    if constexpr (kVarlen) r.seqlen_q = packed_span(p.cu_seqlens_q, batch, p.total_q, p.seqlen_q, r.q0);
+    if constexpr (kPaged)
+        r.seqlen_k = checked_keys(p, batch, used_keys(p, batch));
+    else if constexpr (kVarlen)
         r.seqlen_k = packed_span(p.cu_seqlens_k, batch, p.total_k, p.seqlen_k, r.k0);
-    }
     return r;
 }
 

@@ -8,7 +8,8 @@
 // Packed GQA: row = token * group + head_in_group, so the query heads of one KV head share the block's K/V reads.
 // Keys are visited in tiles of kTileKeys; split s of a (sequence, KV head) takes the s-th of num_splits equal runs of
 // the tiles its rows see ([t_begin, t_end), possibly empty). A sliding window (kMods) narrows those tiles to the ones
-// inside some row's window; RowKeys gives each row its keys, diagonal and ALiBi slope.
+// inside some row's window; RowKeys gives each row its keys, diagonal and ALiBi slope. kPaged: K / V in pages
+// (tile/paged_kv.cuh); make() is then block-wide.
 // Output: with one split the block writes O (T) and the LSE; otherwise its normalised fp32 O and LSE go to the
 // workspace (p.partial_o, p.partial_lse; attention_split_combine merges them).
 #pragma once
@@ -38,12 +39,12 @@ struct RowKeys {
     float slope;
 };
 
-template <int kBlockM, int kTileKeys, bool kCausal, int kMods = 0, bool kVarlen = false>
+template <int kBlockM, int kTileKeys, bool kCausal, int kMods = 0, bool kVarlen = false, bool kPaged = false>
 struct SplitBlock {
     static constexpr bool kWindow = (kMods & mods::kWindow) != 0;
     int group;       // query heads per KV head
     int rows_total;  // packed rows of the (sequence, KV head): seqlen_q * group (none past a packed sequence's end)
-    int q0, k0;      // packed sequences (kVarlen): the sequence's first rows in q / o and k / v; else 0
+    int q0, k0;      // packed sequences (kVarlen): the sequence's first rows in q / o and k / v (0 when paged); else 0
     int split;
     int r0;  // first packed row of the tile
     int head_kv;
@@ -68,8 +69,9 @@ struct SplitBlock {
         b.used = used_keys(p, b.batch);
         b.offset = causal_offset(p, b.used);
         b.q0 = b.k0 = 0;
-        if constexpr (kVarlen) {  // the sequence's rows; a block past them has none (the kernels exit)
-            const SeqRows seq = seq_rows<true>(p, b.batch);
+        if constexpr (kVarlen || kPaged) {  // the sequence's rows (a block past them has none: the kernels exit) and
+                                            // keys (paged: 0 for a malformed block table)
+            const SeqRows seq = seq_rows<kVarlen, kPaged>(p, b.batch);
             b.q0 = seq.q0, b.k0 = seq.k0;
             b.rows_total = seq.seqlen_q * b.group;
             b.used = min(b.used, seq.seqlen_k);

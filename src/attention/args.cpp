@@ -77,9 +77,8 @@ std::uint64_t extent_bytes(const Strides& s, int batch, int heads, int rows, int
     return offset;
 }
 
-void check_tensor(const char* name, const void* pointer, const Strides& s, const AttentionArgs& a, int heads, int rows,
-                  bool written, bool packed) {
-    const int batch = packed ? 1 : a.batch;
+void check_tensor(const char* name, const void* pointer, const Strides& s, const AttentionArgs& a, int batch, int heads,
+                  int rows, bool written) {
     const std::size_t elem = element_size(a.dtype);
     FA_JIT_REQUIRE(pointer != nullptr, name, "a device pointer", "null");
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % elem == 0, name,
@@ -128,14 +127,41 @@ void validate_problem(const AttentionArgs& a) {
                    "a 4-byte aligned device pointer or null", pointer_string(a.alibi_slopes));
     if (a.alibi_slopes && a.softcap == 0.f && a.scale)  // the bias is added in units of the scale
         FA_JIT_REQUIRE(*a.scale != 0.f, "scale", "nonzero with alibi_slopes", std::to_string(*a.scale));
-    FA_JIT_REQUIRE((a.cu_seqlens_q == nullptr) == (a.cu_seqlens_k == nullptr),
-                   a.cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q", "set together with the other (or both null)",
-                   pointer_string(a.cu_seqlens_q ? a.cu_seqlens_k : a.cu_seqlens_q));
+    if (a.block_table) {  // a paged cache: packed queries only; keys from seqused_k or seqlen_k
+        FA_JIT_REQUIRE(a.cu_seqlens_k == nullptr, "cu_seqlens_k",
+                       "null with block_table (a sequence's keys are seqused_k[b] or seqlen_k)",
+                       pointer_string(a.cu_seqlens_k));
+    } else {
+        FA_JIT_REQUIRE((a.cu_seqlens_q == nullptr) == (a.cu_seqlens_k == nullptr),
+                       a.cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q", "set together with the other (or both null)",
+                       pointer_string(a.cu_seqlens_q ? a.cu_seqlens_k : a.cu_seqlens_q));
+    }
     for (const auto& [name, pointer] : {std::pair{"cu_seqlens_q", a.cu_seqlens_q}, {"cu_seqlens_k", a.cu_seqlens_k}})
         FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(pointer) % alignof(int) == 0, name,
                        "a 4-byte aligned device pointer or null", pointer_string(pointer));
     FA_JIT_REQUIRE(a.total_q >= 0, "total_q", ">= 0", std::to_string(a.total_q));
     FA_JIT_REQUIRE(a.total_k >= 0, "total_k", ">= 0", std::to_string(a.total_k));
+    FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.block_table) % alignof(int) == 0, "block_table",
+                   "a 4-byte aligned device pointer or null", pointer_string(a.block_table));
+    if (a.block_table) {
+        FA_JIT_REQUIRE(a.page_size > 0 && a.page_size % 16 == 0, "page_size", "a positive multiple of 16",
+                       std::to_string(a.page_size));
+        FA_JIT_REQUIRE(a.num_pages >= 1, "num_pages", ">= 1 with block_table", std::to_string(a.num_pages));
+        FA_JIT_REQUIRE(a.pages_per_seq >= 1, "pages_per_seq", ">= 1 with block_table", std::to_string(a.pages_per_seq));
+        FA_JIT_REQUIRE(static_cast<std::int64_t>(a.pages_per_seq) * a.page_size >= a.seqlen_k, "pages_per_seq",
+                       ">= seqlen_k / page_size (" + std::to_string(a.seqlen_k) + " / " + std::to_string(a.page_size) +
+                           ", rounded up)",
+                       std::to_string(a.pages_per_seq));
+        // Keys and table entries are counted in 32 bits.
+        FA_JIT_REQUIRE(static_cast<std::int64_t>(a.pages_per_seq) * a.page_size < (std::int64_t{1} << 31),
+                       "pages_per_seq", "pages_per_seq * page_size below 2^31", std::to_string(a.pages_per_seq));
+        FA_JIT_REQUIRE(static_cast<std::int64_t>(a.pages_per_seq) * a.batch < (std::int64_t{1} << 31), "pages_per_seq",
+                       "batch * pages_per_seq below 2^31", std::to_string(a.pages_per_seq));
+    } else {
+        for (const auto& [name, value] :
+             {std::pair{"page_size", a.page_size}, {"num_pages", a.num_pages}, {"pages_per_seq", a.pages_per_seq}})
+            FA_JIT_REQUIRE(value == 0, name, "0 without block_table", std::to_string(value));
+    }
     FA_JIT_REQUIRE(a.num_splits >= 0 && a.num_splits <= kMaxSplits, "num_splits",
                    "in [0, " + std::to_string(kMaxSplits) + "] (0: choose)", std::to_string(a.num_splits));
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.seqused_k) % alignof(int) == 0, "seqused_k",
@@ -147,13 +173,16 @@ void validate_problem(const AttentionArgs& a) {
 }
 
 void validate_tensors(const AttentionArgs& a) {
-    // Packed sequences: one "batch" of total rows (the batch strides are unused).
-    const bool varlen = a.cu_seqlens_q != nullptr;
-    const int rows_q = varlen ? a.total_q : a.seqlen_q, rows_k = varlen ? a.total_k : a.seqlen_k;
-    check_tensor("q", a.q, a.q_strides, a, a.heads_q, rows_q, false, varlen);
-    check_tensor("k", a.k, a.k_strides, a, a.heads_kv, rows_k, false, varlen);
-    check_tensor("v", a.v, a.v_strides, a, a.heads_kv, rows_k, false, varlen);
-    check_tensor("o", a.o, a.o_strides, a, a.heads_q, rows_q, true, varlen);
+    // Packed sequences: one "batch" of total rows (the batch strides are unused). A paged cache: num_pages "batches"
+    // of page_size rows.
+    const bool varlen = a.cu_seqlens_q != nullptr, paged = a.block_table != nullptr;
+    const int batch_q = varlen ? 1 : a.batch, rows_q = varlen ? a.total_q : a.seqlen_q;
+    const int batch_k = paged ? a.num_pages : varlen ? 1 : a.batch;
+    const int rows_k = paged ? a.page_size : varlen ? a.total_k : a.seqlen_k;
+    check_tensor("q", a.q, a.q_strides, a, batch_q, a.heads_q, rows_q, false);
+    check_tensor("k", a.k, a.k_strides, a, batch_k, a.heads_kv, rows_k, false);
+    check_tensor("v", a.v, a.v_strides, a, batch_k, a.heads_kv, rows_k, false);
+    check_tensor("o", a.o, a.o_strides, a, batch_q, a.heads_q, rows_q, true);
     FA_JIT_REQUIRE(reinterpret_cast<std::uintptr_t>(a.lse) % alignof(float) == 0, "lse",
                    "a 4-byte aligned pointer or null", pointer_string(a.lse));
     if (a.lse)  // contiguous [batch, heads_q, seqlen_q], or [heads_q, total_q] with packed sequences

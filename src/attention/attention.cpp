@@ -8,6 +8,7 @@
 
 #include "attention/family.hpp"
 #include "attention/metadata_check.hpp"
+#include "attention/page_divisor.hpp"
 #include "attention/seqlen_bucket.hpp"
 #include "attention/tile_alignment.hpp"
 #include "attention/validate.hpp"
@@ -29,23 +30,24 @@ struct ProblemKey {
     bool seqused_k;
     int mods;  // ScoreMods::bits()
     bool varlen;
+    bool paged;
     int seqlen_q_bucket, seqlen_k_bucket;  // query_length_class(), seqlen_bucket()
     int seqlen_q_align, seqlen_k_align;    // tile_alignment(): decides AttentionKernelSpec::even_mn
     TileConfig tile;                       // the caller's override, or empty
     bool operator==(const ProblemKey& o) const noexcept {
         return context == o.context && dtype == o.dtype && head_dim == o.head_dim && causal == o.causal &&
                group_size == o.group_size && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen &&
-               seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket &&
+               paged == o.paged && seqlen_q_bucket == o.seqlen_q_bucket && seqlen_k_bucket == o.seqlen_k_bucket &&
                seqlen_q_align == o.seqlen_q_align && seqlen_k_align == o.seqlen_k_align && tile == o.tile;
     }
 };
 struct ProblemKeyHash {
     std::size_t operator()(const ProblemKey& k) const noexcept {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
-        for (int v :
-             {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.group_size,
-              static_cast<int>(k.seqused_k), k.mods, static_cast<int>(k.varlen), k.seqlen_q_bucket, k.seqlen_k_bucket,
-              k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages})
+        for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.group_size,
+                      static_cast<int>(k.seqused_k), k.mods, static_cast<int>(k.varlen), static_cast<int>(k.paged),
+                      k.seqlen_q_bucket, k.seqlen_k_bucket, k.seqlen_q_align, k.seqlen_k_align, k.tile.block_m,
+                      k.tile.block_n, k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
         return h ^ std::hash<std::string>{}(k.tile.variant);
     }
@@ -118,6 +120,7 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
                          a.seqused_k != nullptr,
                          ScoreMods::of(a).bits(),
                          a.cu_seqlens_q != nullptr,
+                         a.block_table != nullptr,
                          query_length_class(a.seqlen_q),
                          seqlen_bucket(a.seqlen_k),
                          tile_alignment(a.seqlen_q),
@@ -158,6 +161,12 @@ AttentionParams make_params(const AttentionArgs& a) {
     p.alibi_unit = 1.0f / p.scale;
     p.cu_seqlens_q = a.cu_seqlens_q, p.cu_seqlens_k = a.cu_seqlens_k;
     p.total_q = a.total_q, p.total_k = a.total_k;
+    if (a.block_table) {
+        p.block_table = a.block_table;
+        p.pages_per_seq = a.pages_per_seq, p.page_size = a.page_size, p.num_pages = a.num_pages;
+        const PageDivisor d = page_divisor(a.page_size);
+        p.page_magic = d.magic, p.page_shift = d.shift;
+    }
     if (a.softcap > 0.f) {
         p.softcap_scale = p.scale / a.softcap;
         p.scale_log2 = a.softcap * 1.4426950408889634f;

@@ -59,12 +59,15 @@ public:
     // default: every feature the problem uses is one the family has (the three hooks below).
     virtual bool serves(const ProblemClass& problem, int cc) const {
         return accepts(problem.dtype, problem.head_dim) && runs_on(cc) && has_mods(problem) &&
-               (!problem.seqused_k || serves_seqused_k()) && (!problem.varlen || serves_varlen());
+               (!problem.seqused_k || serves_seqused_k() || (problem.paged && serves_paged())) &&
+               (!problem.varlen || serves_varlen()) && (!problem.paged || serves_paged());
     }
     // Whether its kernels read per-sequence KV lengths (seqused_k).
     virtual bool serves_seqused_k() const { return false; }
     // Whether its kernels read packed variable-length sequences (cu_seqlens).
     virtual bool serves_varlen() const { return false; }
+    // Whether its kernels read K / V through a block table (a paged KV cache; its kernels then read seqused_k too).
+    virtual bool serves_paged() const { return false; }
     // The score modifiers its kernels compile with (mods:: bits: window, softcap, alibi).
     virtual int score_mods() const { return 0; }
     bool has_mods(const ProblemClass& problem) const { return (problem.mods.bits() & ~score_mods()) == 0; }
@@ -128,9 +131,9 @@ std::shared_ptr<const KernelFamily> family_serving(const ProblemClass& problem, 
 // The first family chosen_for `problem` on `cc` (the one attention() runs without a forced tile), or null.
 std::shared_ptr<const KernelFamily> family_chosen(const ProblemClass& problem, int cc);
 
-// The trailing template arguments of a kernel compiled with score modifiers or packed sequences: ", 5" for window
-// and alibi, ", 0, true" for varlen without modifiers; empty without either (kMods defaults to 0 and kVarlen to
-// false, so plain kernels keep the names they had before).
+// The trailing template arguments of a kernel compiled with score modifiers, packed sequences or a paged cache: ", 5"
+// for window and alibi, ", 0, true" for varlen without modifiers, ", 0, false, true" for a paged cache; empty
+// without any (kMods defaults to 0, kVarlen and kPaged to false, so plain kernels keep the names they had before).
 std::string mods_argument(const AttentionKernelSpec& spec);
 
 // The kernels' name for `dtype`'s element type: "float", "fa_jit::half_t" or "fa_jit::bf16_t".

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -18,8 +19,10 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-// The first bad index found by check_metadata.cu's `kernel_name` over count entries, or -1. Synchronizes `stream`.
-int first_bad(const char* kernel_name, const int* values, int count, int a, int b, CUstream stream) {
+// The first bad index found by check_metadata.cu's `kernel_name` over count entries (its arguments: `args`, then
+// the result), or -1. Synchronizes `stream`.
+template <typename... Args>
+int first_bad(const char* kernel_name, int count, CUstream stream, Args... args) {
     static std::mutex mutex;  // one result word per context, used by one check at a time
     static auto* results = new std::unordered_map<CUcontext, DeviceBuffer>();  // never freed: exit returns it
     std::lock_guard lock(mutex);
@@ -30,13 +33,13 @@ int first_bad(const char* kernel_name, const int* values, int count, int a, int 
     const DeviceBuffer& result = it->second;
     CompileRequest request;
     request.source = kernel_source("check_metadata.cu");
-    request.name_expressions = {"fa_jit::first_out_of_range", "fa_jit::first_bad_prefix_sum"};
+    request.name_expressions = {"fa_jit::first_out_of_range", "fa_jit::first_bad_prefix_sum", "fa_jit::first_bad_page"};
     request.family = "check";
     const Kernel& kernel = get_kernel(request, std::string("fa_jit::") + kernel_name);
     int* found_at = reinterpret_cast<int*>(result.get());
     FA_JIT_CU(cuMemsetD32Async, result.address(), static_cast<unsigned>(INT_MAX), 1, stream);
-    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, values, count,
-           a, b, found_at);
+    launch(kernel, {{(static_cast<unsigned>(count) + kThreads - 1) / kThreads}, {kThreads}, 0, stream}, args...,
+           found_at);
     int found = INT_MAX;
     FA_JIT_CU(cuMemcpyDtoHAsync, &found, result.address(), sizeof found, stream);
     FA_JIT_CU(cuStreamSynchronize, stream);
@@ -84,7 +87,7 @@ void check_device_metadata(const AttentionArgs& a, CUstream stream) {
                        {"cu_seqlens_k", a.cu_seqlens_k, a.total_k, a.seqlen_k, "total_k", "seqlen_k"}};
     for (const auto& p : prefix_sums) {
         if (!p.cu) continue;
-        const int bad = first_bad("first_bad_prefix_sum", p.cu, a.batch + 1, p.total, p.bound, stream);
+        const int bad = first_bad("first_bad_prefix_sum", a.batch + 1, stream, p.cu, a.batch + 1, p.total, p.bound);
         if (bad < 0) continue;
         const int value = read_entry(p.cu, bad, stream);
         const std::string given =
@@ -96,11 +99,21 @@ void check_device_metadata(const AttentionArgs& a, CUstream stream) {
                               given);
     }
     if (a.seqused_k && a.batch > 0) {
-        const int bad = first_bad("first_out_of_range", a.seqused_k, a.batch, 0, a.seqlen_k, stream);
+        const int bad = first_bad("first_out_of_range", a.batch, stream, a.seqused_k, a.batch, 0, a.seqlen_k);
         if (bad >= 0)
             throw InvalidArgument(fmt::format("seqused_k[{}]", bad),
                                   fmt::format("in [0, seqlen_k = {}] (FA_JIT_CHECK=1)", a.seqlen_k),
                                   std::to_string(read_entry(a.seqused_k, bad, stream)));
+    }
+    // A paged cache: the entries of the pages each sequence's keys use name pages in [0, num_pages).
+    if (a.block_table && a.batch > 0) {
+        const int count = a.batch * a.pages_per_seq;  // below 2^31 (validate_problem)
+        const int bad = first_bad("first_bad_page", count, stream, a.block_table, count, a.pages_per_seq, a.page_size,
+                                  a.seqused_k, a.seqlen_k, a.num_pages);
+        if (bad >= 0)
+            throw InvalidArgument(fmt::format("block_table[{}][{}]", bad / a.pages_per_seq, bad % a.pages_per_seq),
+                                  fmt::format("a page in [0, num_pages = {}) (FA_JIT_CHECK=1)", a.num_pages),
+                                  std::to_string(read_entry(a.block_table, bad, stream)));
     }
 }
 

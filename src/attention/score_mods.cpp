@@ -35,6 +35,7 @@ ScoreMods ScoreMods::parse(std::string_view text, const char* argument) {
 }
 
 std::string mods_argument(const AttentionKernelSpec& spec) {
+    if (spec.paged) return ", " + std::to_string(spec.mods.bits()) + (spec.varlen ? ", true, true" : ", false, true");
     if (spec.varlen) return ", " + std::to_string(spec.mods.bits()) + ", true";
     return spec.mods.any() ? ", " + std::to_string(spec.mods.bits()) : "";
 }

@@ -53,10 +53,11 @@ AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& til
     spec.seqused_k = a.seqused_k != nullptr;
     spec.mods = ScoreMods::of(a);
     spec.varlen = a.cu_seqlens_q != nullptr;
+    spec.paged = a.block_table != nullptr;
     // Decided from tile_alignment(), which the kernel table keys on, so that one table entry means one kernel.
-    // Packed sequences have lengths of their own: bounds-checked.
-    spec.even_mn = owner(tile)->has_even_variant() && !spec.varlen && tile_alignment(a.seqlen_q) % tile.block_m == 0 &&
-                   tile_alignment(a.seqlen_k) % tile.block_n == 0;
+    // Packed sequences and paged caches have lengths of their own: bounds-checked.
+    spec.even_mn = owner(tile)->has_even_variant() && !spec.varlen && !spec.paged &&
+                   tile_alignment(a.seqlen_q) % tile.block_m == 0 && tile_alignment(a.seqlen_k) % tile.block_n == 0;
     return spec;
 }
 
@@ -85,9 +86,9 @@ std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int c
     for (const TileConfig& tile : all_tiles ? tile_configs(problem, cc) : std::vector<TileConfig>{chosen}) {
         // The bounds-checked kernel, and the one for lengths that are multiples of the tile where there is one.
         for (bool even : {false, true}) {
-            if (even && (!owner(tile)->has_even_variant() || problem.varlen)) continue;
+            if (even && (!owner(tile)->has_even_variant() || problem.varlen || problem.paged)) continue;
             specs.push_back({problem.dtype, problem.head_dim, problem.causal, tile, even, problem.seqused_k,
-                             problem.mods, problem.varlen});
+                             problem.mods, problem.varlen, problem.paged});
         }
     }
     return specs;

@@ -27,6 +27,8 @@ namespace {
          [](const ProblemClass& p) { return p.mods.alibi; }, [](ProblemClass& p) { p.mods.alibi = false; }},
         {"cu_seqlens_q", "null: no kernel family reads packed sequences", "a pointer",
          [](const ProblemClass& p) { return p.varlen; }, [](ProblemClass& p) { p.varlen = false; }},
+        {"block_table", "null: no kernel family reads a paged KV cache", "a pointer",
+         [](const ProblemClass& p) { return p.paged; }, [](ProblemClass& p) { p.paged = false; }},
         {"seqused_k", "null: no kernel family reads per-sequence KV lengths", "a pointer",
          [](const ProblemClass& p) { return p.seqused_k; }, [](ProblemClass& p) { p.seqused_k = false; }},
     };

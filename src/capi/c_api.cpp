@@ -104,6 +104,10 @@ fa_jit_attention_args read_args(const fa_jit_attention_args* caller) {
     if (!FA_JIT_COVERS(size, cu_seqlens_k)) c.cu_seqlens_k = defaults.cu_seqlens_k;
     if (!FA_JIT_COVERS(size, total_q)) c.total_q = defaults.total_q;
     if (!FA_JIT_COVERS(size, total_k)) c.total_k = defaults.total_k;
+    if (!FA_JIT_COVERS(size, block_table)) c.block_table = defaults.block_table;
+    if (!FA_JIT_COVERS(size, pages_per_seq)) c.pages_per_seq = defaults.pages_per_seq;
+    if (!FA_JIT_COVERS(size, page_size)) c.page_size = defaults.page_size;
+    if (!FA_JIT_COVERS(size, num_pages)) c.num_pages = defaults.num_pages;
     c.struct_size = static_cast<std::uint32_t>(sizeof c);
     return c;
 }
@@ -152,6 +156,8 @@ fa_jit::AttentionArgs to_args(const fa_jit_attention_args& c) {
     a.alibi_slopes = c.alibi_slopes;
     a.cu_seqlens_q = c.cu_seqlens_q, a.cu_seqlens_k = c.cu_seqlens_k;
     a.total_q = c.total_q, a.total_k = c.total_k;
+    a.block_table = c.block_table;
+    a.pages_per_seq = c.pages_per_seq, a.page_size = c.page_size, a.num_pages = c.num_pages;
     return a;
 }
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "attention/page_divisor.hpp"
 #include "fa_jit/tuning.hpp"
 #include "support/compile_jobs.hpp"
 
@@ -27,6 +28,13 @@ AttentionArgs valid_args() {
     a.batch = 2, a.heads_q = 8, a.heads_kv = 2, a.seqlen_q = 100, a.seqlen_k = 120, a.head_dim = 64;
     a.layout_bshd();
     return a;
+}
+
+// Makes `a` read K / V from a paged cache: 4 pages of 64 rows ([4, 64, heads_kv, d]), 2 table entries per sequence.
+void paged_args(AttentionArgs& a) {
+    a.block_table = reinterpret_cast<const int*>(256);
+    a.page_size = 64, a.num_pages = 4, a.pages_per_seq = 2;
+    a.k_strides = a.v_strides = Strides::bshd(a.page_size, a.heads_kv, a.head_dim);
 }
 
 std::string rejected_argument(const AttentionArgs& a) {
@@ -152,6 +160,21 @@ TEST_CASE("each bad argument is rejected by name", "[attention][validation]") {
              a.cu_seqlens_q = a.cu_seqlens_k = reinterpret_cast<const int*>(256);
              a.total_q = 1 << 30, a.q_strides.row = std::int64_t{1} << 20;
          }},
+        // A paged KV cache (paged_args(): 4 pages of 64 rows, 2 entries per sequence).
+        {"block_table", [](AttentionArgs& a) { paged_args(a), a.block_table = reinterpret_cast<const int*>(258); }},
+        {"page_size", [](AttentionArgs& a) { paged_args(a), a.page_size = 40; }},
+        {"page_size", [](AttentionArgs& a) { paged_args(a), a.page_size = 0; }},
+        {"num_pages", [](AttentionArgs& a) { paged_args(a), a.num_pages = 0; }},
+        {"pages_per_seq", [](AttentionArgs& a) { paged_args(a), a.pages_per_seq = 1; }},  // 64 rows < seqlen_k 120
+        {"pages_per_seq", [](AttentionArgs& a) { paged_args(a), a.pages_per_seq = 1 << 28, a.page_size = 16; }},
+        {"cu_seqlens_k", [](AttentionArgs& a) { paged_args(a), a.cu_seqlens_k = reinterpret_cast<const int*>(256); }},
+        {"page_size", [](AttentionArgs& a) { a.page_size = 16; }},  // without block_table
+        {"num_pages", [](AttentionArgs& a) { a.num_pages = 3; }},
+        {"k strides", [](AttentionArgs& a) { paged_args(a), a.k_strides.batch = -1; }},
+        {"v strides",
+         [](AttentionArgs& a) {  // pages reach past 2^48 bytes
+             paged_args(a), a.num_pages = 1 << 30, a.v_strides.batch = std::int64_t{1} << 20;
+         }},
     };
     for (const Bad& bad : cases) {
         AttentionArgs a = valid_args();
@@ -239,6 +262,59 @@ TEST_CASE("packed sequences: the families that read them, the kernel names", "[a
     CHECK(ProblemClass::of(a).varlen);
     a.q_strides.batch = 0;  // unused with packed sequences: not a repeated input
     CHECK_FALSE(ProblemClass::of(a).repeated_input);
+}
+
+TEST_CASE("paged KV cache: validation, the families that read it, the kernel names", "[attention][config]") {
+    AttentionArgs a = valid_args();
+    paged_args(a);
+    CHECK_NOTHROW(validate(a));
+    a.cu_seqlens_q = reinterpret_cast<const int*>(256), a.total_q = 100;  // chunked prefill: packed queries alone
+    CHECK_NOTHROW(validate(a));
+    const ProblemClass p = ProblemClass::of(a);
+    CHECK(p.paged);
+    CHECK(p.varlen);
+    CHECK_FALSE(p.repeated_input);
+
+    ProblemClass paged{DType::bf16, 128, true, 4096, 4096};
+    paged.paged = true;
+    CHECK(kernel_family_for(paged, 80) == "f16-mma");
+    CHECK(kernel_family_for(paged, 90) == "f16-wgmma");  // f16-ws loads K / V through TMA maps: no pages
+    paged.seqused_k = true;  // the paged prefill kernels read per-sequence lengths themselves
+    CHECK(kernel_family_for(paged, 90) == "f16-wgmma");
+    paged.head_dim = 96;  // no wgmma kernel at d 96
+    CHECK(kernel_family_for(paged, 90) == "f16-mma");
+    paged.seqlen_q = 1, paged.group_size = 8;  // decode
+    CHECK(kernel_family_for(paged, 90) == "decode");
+    CHECK(kernel_family_for(paged, 80) == "decode");
+    paged.dtype = DType::f32;
+    CHECK(kernel_family_for(paged, 90) == "fp32");
+    for (int cc : {80, 90})
+        for (bool varlen : {false, true}) {
+            ProblemClass q{DType::f16, 64, false, 512, 512};
+            q.paged = true, q.varlen = varlen;
+            const std::vector<AttentionKernelSpec> specs = warmup_specs(q, cc, false);
+            REQUIRE(specs.size() == 1);  // sequences have lengths of their own: no variant without bounds checks
+            CHECK(specs.front().paged);
+            CHECK_THAT(specs.front().name_expression(),
+                       Catch::EndsWith(varlen ? ", 0, true, true>" : ", 0, false, true>"));
+        }
+    // The tiles of a family without pages are not offered for a paged problem.
+    ProblemClass prefill{DType::bf16, 128, false, 4096, 4096};
+    prefill.paged = true;
+    for (const TileConfig& t : tile_configs(prefill, 90)) CHECK(t.variant != "ws");
+    CHECK(warmup_specs(prefill, 90, false).front().family() == "f16-wgmma");
+}
+
+TEST_CASE("the page divisor divides every key index by every page size", "[attention][config]") {
+    for (int d = 16; d <= 4096; d += 16) {
+        const PageDivisor div = page_divisor(d);
+        for (std::uint32_t n : {0u, 1u, 15u, 16u, 1000u, 65535u, 1u << 20, (1u << 31) - 1, (1u << 31) - 17})
+            CHECK(div.divide(n) == n / d);
+        for (std::uint32_t page = 0; page < 64; ++page)  // the edges of the first pages
+            for (std::uint32_t n : {page * d, page * d + d - 1}) CHECK(div.divide(n) == n / d);
+    }
+    for (int d : {48, 80, 112, 208, 1 << 20, (1 << 30) + 16})
+        for (std::uint32_t n = 0; n < (1u << 31); n += 104729u * 13u) CHECK(page_divisor(d).divide(n) == n / d);
 }
 
 TEST_CASE("attention() validates before touching the GPU", "[attention][validation]") {
@@ -526,6 +602,47 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
             if (with == usage.end() || without == usage.end()) continue;  // not built for this arch (sm_90a only)
             INFO(with->first << ": " << with->second.spill_stores << " bytes spill stores, "
                              << without->second.spill_stores << " without modifiers");
+            CHECK(with->second.spill_stores <= without->second.spill_stores + 64);
+        }
+}
+
+// Each paged family's default kernels, alone and with packed queries and every score modifier, compile for sm_80 and
+// sm_90a; their spills stay within 64 bytes of the same kernel's on contiguous K / V.
+TEST_CASE("each family's paged kernels compile for sm_80 and sm_90a", "[attention][compile]") {
+    std::vector<AttentionKernelSpec> specs, contiguous;
+    std::set<std::string> families;
+    for (int cc : {80, 90})
+        for (bool varlen : {false, true})
+            for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
+                                   ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
+                                   ProblemClass{DType::f16, 96, true, 4096, 4096},     // f16-mma on sm_90
+                                   ProblemClass{DType::f32, 64, true, 4096, 4096},
+                                   ProblemClass{DType::bf16, 128, false, 1, 8192, 8},     // decode
+                                   ProblemClass{DType::bf16, 128, true, 4, 8192, 32}}) {  // decode-wgmma on sm_90
+                p.paged = true, p.varlen = varlen, p.seqused_k = true;
+                if (varlen) p.mods = ScoreMods{true, true, true};
+                for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {
+                    if (std::find(specs.begin(), specs.end(), s) != specs.end()) continue;
+                    families.insert(s.family());
+                    specs.push_back(s);
+                    s.paged = false;
+                    contiguous.push_back(s);
+                }
+            }
+    CHECK(families == std::set<std::string>{"decode", "decode-wgmma", "f16-mma", "f16-wgmma", "fp32"});
+    std::map<std::string, testing::PtxasUsage> usage;
+    std::vector<AttentionKernelSpec> all = specs;
+    all.insert(all.end(), contiguous.begin(), contiguous.end());
+    const auto failures = compile_all(all, {"sm_80", "sm_90a"}, &usage);
+    for (const auto& f : failures) UNSCOPED_INFO(f);
+    CHECK(failures.empty());
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        for (const char* arch : {"sm_80", "sm_90a"}) {
+            const auto with = usage.find(specs[i].name_expression() + " " + arch);
+            const auto without = usage.find(contiguous[i].name_expression() + " " + arch);
+            if (with == usage.end() || without == usage.end()) continue;  // not built for this arch (sm_90a only)
+            INFO(with->first << ": " << with->second.spill_stores << " bytes spill stores, "
+                             << without->second.spill_stores << " on contiguous K / V");
             CHECK(with->second.spill_stores <= without->second.spill_stores + 64);
         }
 }

@@ -252,6 +252,98 @@ TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 name
     synchronize();
 }
 
+// A paged KV cache in every prefill family (one forced tile each, and the chooser): pages in random order, sizes 16
+// to 256 (48: not a power of two), shared between sequences, ragged seqused_k with garbage in the table entries past
+// the used keys and NaN in every row no sequence uses, packed queries over pages (chunked prefill), modifiers.
+TEST_CASE("a paged KV cache matches the reference in every prefill family", "[attention][paged]") {
+    const int cc = current_device().cc();
+    std::mt19937 rng(16);
+    for (DType dtype : {DType::bf16, DType::f32}) {
+        ProblemClass p{dtype, 128, true, 300, 300};
+        p.paged = true;
+        std::vector<TileConfig> tiles = tile_per_family(p, cc);
+        REQUIRE(!tiles.empty());
+        tiles.push_back({});
+        for (const TileConfig& tile : tiles) {
+            for (int page : {16, 48, 64, 256}) {
+                Case c{3, 4, 2, 200, 300, 128, page != 48, Layout::bshd, tile, {300, 129, 0}};
+                c.page_size = page, c.share_pages = true;
+                check_case(c, dtype, rng);
+            }
+            Case wide{2, 8, 1, 130, 70, 128, false, Layout::padded, tile};  // more queries than keys, MQA, no lengths
+            wide.page_size = 16;
+            check_case(wide, dtype, rng);
+            // Chunked prefill: each sequence's new queries (packed) against its cache, bottom-right causal.
+            Case chunk{1, 4, 2, 300, 600, 128, true, Layout::bshd, tile, {600, 310, 45, 7}};
+            chunk.seqlens_q = {200, 300, 45, 0}, chunk.page_size = 64, chunk.share_pages = true;
+            check_case(chunk, dtype, rng);
+            Case mods{2, 4, 2, 150, 400, 128, true, Layout::bshd, tile, {400, 222}, 0, false, Mods{40, 8, 6.f, true}};
+            mods.page_size = 16;
+            check_case(mods, dtype, rng);
+        }
+    }
+    // f16-mma at a head dim without a wgmma kernel, fp32 at one that is not a multiple of 8 (4-byte copies).
+    Case d96{2, 4, 4, 100, 333, 96, true, Layout::padded, {}, {333, 200}};
+    d96.page_size = 32;
+    check_case(d96, DType::f16, rng);
+    Case d33{2, 3, 1, 100, 150, 33, true, Layout::padded, {}, {150, 16}};
+    d33.page_size = 16;
+    check_case(d33, DType::f32, rng);
+}
+
+// Block-table entries outside [0, num_pages) among the pages a sequence uses: that sequence's rows come out O = 0,
+// LSE = -inf, the others are unaffected, nothing is read outside the pages (memcheck runs this: [sanitize]); with
+// FA_JIT_CHECK=1 the first bad entry is an InvalidArgument instead. Entries past the used keys may hold anything.
+TEST_CASE("a malformed block table empties its sequences, and FA_JIT_CHECK=1 names the entry",
+          "[attention][paged][sanitize]") {
+    const int cc = current_device().cc();
+    std::mt19937 rng(17);
+    for (const auto& [seqlen_q, causal] : {std::pair{200, true}, std::pair{1, false}}) {  // prefill, decode
+        ProblemClass p{DType::bf16, 64, causal, seqlen_q, 300};
+        p.paged = true, p.seqused_k = true;
+        std::vector<TileConfig> tiles = tile_per_family(p, cc);
+        tiles.push_back({});
+        for (const TileConfig& tile : tiles) {
+            Case c{3, 4, 2, seqlen_q, 300, 64, causal, Layout::bshd, tile, {300, 100, 250}};
+            c.page_size = 16, c.corrupt = {1};
+            check_case(c, DType::bf16, rng);
+            c.corrupt = {0, 2};
+            check_case(c, DType::f32, rng);
+        }
+    }
+
+    const int batch = 3, heads = 2, d = 64, page = 16, pages = 30, per_seq = 8;
+    AttentionArgs a;
+    a.dtype = DType::bf16, a.batch = batch, a.heads_q = a.heads_kv = heads, a.head_dim = d;
+    a.seqlen_k = 100;
+    DeviceBuffer q(batch * 64 * heads * d * 2), kv(pages * page * heads * d * 2), o(batch * 64 * heads * d * 2),
+        used(batch * 4), table(batch * per_seq * 4);
+    q.fill_bytes(0), kv.fill_bytes(0);
+    const std::vector<int> lengths = {100, 40, 0};
+    used.upload(lengths.data(), lengths.size() * 4);
+    a.q = q.get(), a.k = a.v = kv.get(), a.o = o.get(), a.seqused_k = static_cast<const int*>(used.get());
+    a.block_table = static_cast<const int*>(table.get());
+    a.page_size = page, a.num_pages = pages, a.pages_per_seq = per_seq;
+    std::vector<int> entries = {0,  1,  2,  3,  4,  5,  6,  -1,   // 7 pages used, the last entry unused
+                                7,  8,  30, 99, -3, -3, -3, -3,   // 3 pages used: [1][2] is past the end
+                                -5, -5, -5, -5, -5, -5, -5, -5};  // no key
+    set_metadata_checks(true);
+    for (int seqlen_q : {64, 1}) {  // a prefill family, a decode family
+        a.seqlen_q = seqlen_q;
+        a.q_strides = a.o_strides = Strides::bshd(seqlen_q, heads, d);
+        a.k_strides = a.v_strides = Strides::bshd(page, heads, d);
+        table.upload(entries.data(), entries.size() * 4);
+        CHECK_THROWS_WITH(attention(a, nullptr), Catch::Contains("'block_table[1][2]'") &&
+                                                     Catch::Contains("num_pages = 30") && Catch::Contains("got 30"));
+        std::vector<int> good = entries;
+        good[10] = 29;
+        table.upload(good.data(), good.size() * 4);
+        CHECK_NOTHROW(attention(a, nullptr));
+        synchronize();
+    }
+    set_metadata_checks(false);
+}
+
 TEST_CASE("the C ABI runs attention and reports bad arguments", "[attention]") {
     current_device();
     const int n = 64, d = 32;

@@ -116,6 +116,42 @@ TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]")
         }
 }
 
+// A paged KV cache in both decode families: page sizes 16, 64, 256, pages shared and in random order, ragged seqused_k
+// (0 and full included), split counts 1, 3 and chosen, packed queries over pages, modifiers; fp32 in its family.
+TEST_CASE("decode: a paged KV cache in every decode family", "[decode][paged]") {
+    const int cc = current_device().cc();
+    std::mt19937 rng(18);
+    std::vector<TileConfig> tiles;
+    for (const auto& [seqlen_q, group] : {std::pair{1, 4}, std::pair{4, 8}}) {
+        ProblemClass p{DType::bf16, 128, true, seqlen_q, 3000, group};
+        p.paged = true, p.seqused_k = true;
+        for (const TileConfig& tile : tile_per_family(p, cc))
+            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
+                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
+                tiles.push_back(tile);
+    }
+    REQUIRE(tiles.size() >= 1);
+    tiles.push_back({});
+    for (const TileConfig& tile : tiles)
+        for (int splits : {0, 1, 3})
+            for (int page : {16, 64, 256}) {
+                Case one{4, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, random_lengths(4, 3000, rng), splits};
+                one.page_size = page, one.share_pages = true;
+                check_case(one, DType::bf16, rng);
+                Case spec{2, 64, 8, 4, 2500, 128, true, Layout::padded, tile, {2500, 1111}, splits};  // 32 packed rows
+                spec.page_size = page;
+                check_case(spec, DType::f16, rng);
+            }
+    for (const TileConfig& tile : tiles) {
+        Case packed{1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, 3, false, Mods{300, -1, 0.f, true}};
+        packed.seqlens_q = {3, 4, 1}, packed.page_size = 64;
+        check_case(packed, DType::bf16, rng);
+    }
+    Case fp32{3, 8, 2, 2, 700, 64, true, Layout::bshd, {}, {700, 0, 333}};
+    fp32.page_size = 16, fp32.share_pages = true;
+    check_case(fp32, DType::f32, rng);
+}
+
 TEST_CASE("decode: forced split counts compute the same function", "[decode]") {
     current_device();
     std::mt19937 rng(2);

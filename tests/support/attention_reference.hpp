@@ -16,7 +16,8 @@ namespace fa_jit::testing {
 // each entry is clamped to [0, seqlen_k], as the kernels do. Score modifiers: a.window_left / a.window_right,
 // a.softcap, and `alibi_slopes` (the host copy of a.alibi_slopes; empty: none). Packed sequences: `cu_q` / `cu_k`,
 // the host copies of a.cu_seqlens_q / _k, clamped as the kernels clamp them (tile::seq_rows); LSE is then
-// [heads_q, total_q].
+// [heads_q, total_q]. `cu_k` empty with `cu_q` set: packed queries against keys in batches (the contiguous copy of a
+// paged cache).
 struct PackedSequences {
     std::vector<int> cu_q, cu_k;
 };
@@ -26,7 +27,7 @@ inline void reference_attention(const AttentionArgs& a, const std::vector<float>
                                 const PackedSequences& packed = {}) {
     const double scale = a.scale ? *a.scale : 1.0 / std::sqrt(static_cast<double>(a.head_dim));
     const int group = a.heads_q / a.heads_kv;
-    const bool varlen = !packed.cu_q.empty();
+    const bool varlen = !packed.cu_q.empty(), varlen_k = !packed.cu_k.empty();
     // A sequence's first row and length: [cu[b], cu[b + 1]) clamped into [0, total), at most `bound` long.
     const auto span = [](const std::vector<int>& cu, int b, int total, int bound) {
         const std::int64_t s = std::clamp(cu[b], 0, total), e = std::clamp<std::int64_t>(cu[b + 1], s, total);
@@ -37,9 +38,9 @@ inline void reference_attention(const AttentionArgs& a, const std::vector<float>
         for (int h = 0; h < a.heads_q; ++h) {
             const auto [row0, seqlen_q] = varlen ? span(packed.cu_q, b, a.total_q, a.seqlen_q)
                                                  : std::pair<std::int64_t, std::int64_t>{0, a.seqlen_q};
-            const auto [key0, seqlen_k] = varlen ? span(packed.cu_k, b, a.total_k, a.seqlen_k)
-                                                 : std::pair<std::int64_t, std::int64_t>{0, a.seqlen_k};
-            const std::int64_t batch = varlen ? 0 : b;
+            const auto [key0, seqlen_k] = varlen_k ? span(packed.cu_k, b, a.total_k, a.seqlen_k)
+                                                   : std::pair<std::int64_t, std::int64_t>{0, a.seqlen_k};
+            const std::int64_t batch = varlen ? 0 : b, batch_k = varlen_k ? 0 : b;
             for (std::int64_t i = 0; i < seqlen_q; ++i) {
                 const std::int64_t used =
                     seqused_k.empty() ? seqlen_k : std::clamp<std::int64_t>(seqused_k[b], 0, seqlen_k);
@@ -56,7 +57,7 @@ inline void reference_attention(const AttentionArgs& a, const std::vector<float>
                 double m = -std::numeric_limits<double>::infinity();
                 for (std::int64_t j = first; j <= last; ++j) {
                     const std::int64_t k0 =
-                        batch * a.k_strides.batch + hk * a.k_strides.head + (key0 + j) * a.k_strides.row;
+                        batch_k * a.k_strides.batch + hk * a.k_strides.head + (key0 + j) * a.k_strides.row;
                     double dot = 0;
                     for (int c = 0; c < a.head_dim; ++c) dot += double(q[q0 + c]) * double(k[k0 + c]);
                     s[j] = dot * scale;
@@ -70,7 +71,7 @@ inline void reference_attention(const AttentionArgs& a, const std::vector<float>
                     double acc = 0;
                     for (std::int64_t j = first; j <= last; ++j) {
                         const std::int64_t v0 =
-                            batch * a.v_strides.batch + hk * a.v_strides.head + (key0 + j) * a.v_strides.row;
+                            batch_k * a.v_strides.batch + hk * a.v_strides.head + (key0 + j) * a.v_strides.row;
                         acc += std::exp(s[j] - m) * double(v[v0 + c]);
                     }
                     o[o0 + c] = last < first ? 0.0 : acc / l;

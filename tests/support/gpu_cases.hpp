@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -40,6 +41,14 @@ struct Case {
     // Packed sequences: each sequence's query and key lengths (batch = their count; seqlen_q / seqlen_k above are the
     // bounds). Uploaded as prefix sums (cu_seqlens), the tensors packed as [total, heads, d] in `layout`'s row order.
     std::vector<int> seqlens_q = {}, seqlens_k = {};
+    // A paged KV cache (page_size > 0; with packed queries, seqlens_k stays empty): K / V scattered into pages of
+    // page_size rows in random order ([pages, page_size, heads_kv, d] in `layout`'s row order); every row no sequence
+    // uses is NaN, and table entries past a sequence's used keys name no page. share_pages: odd sequences share their
+    // predecessor's first pages (prefix sharing; the shared keys are made equal). corrupt: sequences whose first table
+    // entry names a page past the end: their rows must come out O = 0, LSE = -inf.
+    int page_size = 0;
+    bool share_pages = false;
+    std::vector<int> corrupt = {};
 };
 
 inline std::string describe(const Case& c, DType dtype) {
@@ -53,10 +62,14 @@ inline std::string describe(const Case& c, DType dtype) {
     const std::string mods =
         packed + fmt::format(" window=({}, {}) softcap={} alibi={} scale={}", m.window_left, m.window_right, m.softcap,
                              m.alibi, m.scale ? std::to_string(*m.scale) : "default");
-    return fmt::format("{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={} seqused_k=[{}] splits={}{}{}",
-                       to_string(dtype), c.batch, c.heads_q, c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal,
-                       layouts[int(c.layout)], c.tile.empty() ? "chosen" : c.tile.to_string(), used, c.num_splits,
-                       c.caller_workspace ? " caller workspace" : "", mods);
+    const std::string paged = c.page_size ? fmt::format(" page_size={}{} corrupt={}", c.page_size,
+                                                        c.share_pages ? " shared" : "", c.corrupt.size())
+                                          : "";
+    return fmt::format(
+        "{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={} seqused_k=[{}] splits={}{}{}{}",
+        to_string(dtype), c.batch, c.heads_q, c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal,
+        layouts[int(c.layout)], c.tile.empty() ? "chosen" : c.tile.to_string(), used, c.num_splits,
+        c.caller_workspace ? " caller workspace" : "", mods, paged);
 }
 
 // Padded: BHSD with every row 8 elements longer and every head 3 rows longer than needed (strides the kernels
@@ -112,6 +125,65 @@ inline DeviceBuffer upload(const std::vector<float>& values, DType dtype) {
     return buffer;
 }
 
+// Moves the case's K / V (host copies k and v, laid out as a.k_strides over a.batch sequences) into pages: fills
+// k_pages / v_pages ([pages, page_size, heads_kv, d]), uploads the block table to `table`, and points `a` at the
+// pages (a.k / a.v are set by the caller). Returns the keys the reference gives each sequence: seqused_k (clamped),
+// and 0 for the corrupt sequences.
+inline std::vector<int> scatter_pages(const Case& c, AttentionArgs& a, std::vector<float>& k, std::vector<float>& v,
+                                      std::vector<float>& k_pages, std::vector<float>& v_pages, DeviceBuffer& table,
+                                      std::mt19937& rng) {
+    const int ps = c.page_size, batch = a.batch;
+    const int needed = (c.seqlen_k + ps - 1) / ps;
+    const int per_seq = needed + 1;  // one entry more than any sequence uses: it holds garbage
+    std::vector<int> used(batch);
+    for (int b = 0; b < batch; ++b)
+        used[b] = c.seqused_k.empty() ? c.seqlen_k : std::clamp(c.seqused_k[b], 0, c.seqlen_k);
+    const int num_pages = batch * needed + 3;  // spare pages stay NaN
+    std::vector<int> order(num_pages);
+    for (int i = 0; i < num_pages; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<int> entries(static_cast<std::size_t>(batch) * per_seq, -7);
+    const Strides from = a.k_strides, to = strides_for(c.layout, ps, c.heads_kv, c.head_dim);
+    const auto row_at = [&](const Strides& s, int b, int h, int r) { return b * s.batch + h * s.head + r * s.row; };
+    int next = 0;
+    for (int b = 0; b < batch; ++b) {
+        int shared = 0;  // pages taken from sequence b - 1: whole pages both sequences use
+        if (c.share_pages && b % 2 == 1) shared = std::min(needed / 2, std::min(used[b], used[b - 1]) / ps);
+        for (int j = 0; j * ps < used[b]; ++j) {
+            entries[b * per_seq + j] = j < shared ? entries[(b - 1) * per_seq + j] : order[next++];
+            if (j >= shared) continue;
+            for (int h = 0; h < c.heads_kv; ++h)  // the shared keys are b - 1's
+                for (int r = j * ps; r < (j + 1) * ps; ++r)
+                    for (int d = 0; d < c.head_dim; ++d) {
+                        k[row_at(from, b, h, r) + d] = k[row_at(from, b - 1, h, r) + d];
+                        v[row_at(from, b, h, r) + d] = v[row_at(from, b - 1, h, r) + d];
+                    }
+        }
+    }
+    const std::size_t n = elements(to, num_pages);
+    k_pages.assign(n, std::numeric_limits<float>::quiet_NaN());
+    v_pages.assign(n, std::numeric_limits<float>::quiet_NaN());
+    for (int b = 0; b < batch; ++b)
+        for (int h = 0; h < c.heads_kv; ++h)
+            for (int r = 0; r < used[b]; ++r) {
+                const int page = entries[b * per_seq + r / ps];
+                for (int d = 0; d < c.head_dim; ++d) {
+                    k_pages[row_at(to, page, h, r % ps) + d] = k[row_at(from, b, h, r) + d];
+                    v_pages[row_at(to, page, h, r % ps) + d] = v[row_at(from, b, h, r) + d];
+                }
+            }
+    for (int b : c.corrupt) {
+        entries[b * per_seq] = num_pages + 5;
+        used[b] = 0;
+    }
+    table = DeviceBuffer(entries.size() * sizeof(int));
+    table.upload(entries.data(), entries.size() * sizeof(int));
+    a.block_table = static_cast<const int*>(table.get());
+    a.page_size = ps, a.num_pages = num_pages, a.pages_per_seq = per_seq;
+    a.k_strides = a.v_strides = to;
+    return used;
+}
+
 inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     INFO(describe(c, dtype));
     AttentionArgs a;
@@ -125,26 +197,39 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     const bool varlen = !c.seqlens_q.empty();
     PackedSequences packed;
     int rows_q = c.seqlen_q, batches = c.batch;  // the rows and batches of O and LSE as stored
-    if (varlen) {
-        REQUIRE(c.seqlens_k.size() == c.seqlens_q.size());
+    const bool paged = c.page_size > 0;
+    if (varlen) {  // paged: packed queries against keys in batches
+        REQUIRE(c.seqlens_k.size() == (paged ? 0 : c.seqlens_q.size()));
         a.batch = static_cast<int>(c.seqlens_q.size());
-        packed.cu_q = packed.cu_k = {0};
-        for (std::size_t b = 0; b < c.seqlens_q.size(); ++b) {
-            packed.cu_q.push_back(packed.cu_q.back() + c.seqlens_q[b]);
-            packed.cu_k.push_back(packed.cu_k.back() + c.seqlens_k[b]);
-        }
-        a.total_q = packed.cu_q.back(), a.total_k = packed.cu_k.back();
+        packed.cu_q = {0};
+        for (int len : c.seqlens_q) packed.cu_q.push_back(packed.cu_q.back() + len);
+        a.total_q = packed.cu_q.back();
         const Strides sq = strides_for(c.layout, a.total_q, c.heads_q, c.head_dim);
-        const Strides sk = strides_for(c.layout, a.total_k, c.heads_kv, c.head_dim);
-        nq = elements(sq, 1), nk = elements(sk, 1);
+        nq = elements(sq, 1);
         a.q_strides = a.o_strides = {0, sq.head, sq.row};
-        a.k_strides = a.v_strides = {0, sk.head, sk.row};
         rows_q = a.total_q, batches = 1;
+        if (!paged) {
+            packed.cu_k = {0};
+            for (int len : c.seqlens_k) packed.cu_k.push_back(packed.cu_k.back() + len);
+            a.total_k = packed.cu_k.back();
+            const Strides sk = strides_for(c.layout, a.total_k, c.heads_kv, c.head_dim);
+            nk = elements(sk, 1);
+            a.k_strides = a.v_strides = {0, sk.head, sk.row};
+        } else {
+            nk = elements(a.k_strides, a.batch);
+        }
     }
-    const auto q = random_tensor(nq, dtype, rng), k = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng),
-               v = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng);
+    const auto q = random_tensor(nq, dtype, rng);
+    auto k = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng),
+         v = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng);
     const std::size_t es = element_size(dtype);
-    DeviceBuffer dq = upload(q, dtype), dk = upload(k, dtype), dv = upload(v, dtype), do_(nq * es);
+    const AttentionArgs contiguous = a;       // K / V as the reference reads them
+    std::vector<int> ref_used = c.seqused_k;  // the keys the reference gives each sequence
+    DeviceBuffer dtable;
+    std::vector<float> k_pages, v_pages;
+    if (paged) ref_used = scatter_pages(c, a, k, v, k_pages, v_pages, dtable, rng);
+    DeviceBuffer dq = upload(q, dtype), dk = upload(paged ? k_pages : k, dtype),
+                 dv = upload(paged ? v_pages : v, dtype), do_(nq * es);
     const std::size_t n_lse = static_cast<std::size_t>(batches) * c.heads_q * rows_q;
     DeviceBuffer dlse(n_lse * 4);
     do_.fill_bytes(0xFF), dlse.fill_bytes(0xFF);  // NaN everywhere (fp32, fp16 and bf16): an unwritten element fails
@@ -193,7 +278,9 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     dlse.download(lse.data(), n_lse * 4);
 
     std::vector<double> ref_o(nq, 0.0), ref_lse(n_lse);
-    testing::reference_attention(a, q, k, v, ref_o, ref_lse, c.seqused_k, slopes, packed);
+    AttentionArgs ref = a;
+    ref.k_strides = contiguous.k_strides, ref.v_strides = contiguous.v_strides;
+    testing::reference_attention(ref, q, k, v, ref_o, ref_lse, ref_used, slopes, packed);
 
     Errors e;
     double diff2 = 0, ref2 = 0, ref_max = 0;

@@ -63,7 +63,7 @@ public:
     std::string source_name() const override { return "attention_decode.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
         const char* type = kernel_element_type(s.dtype);
-        // <T, M, N, d, warps, stages, causal[, mods[, varlen]]>, then the combine kernel <T, d[, varlen]>.
+        // <T, M, N, d, warps, stages, causal[, mods[, varlen[, paged]]]>, then the combine kernel <T, d[, varlen]>.
         return {fmt::format("fa_jit::attention_decode_split<{}, {}, {}, {}, {}, {}, {}{}>", type, s.tile.block_m,
                             s.tile.block_n, s.head_dim, s.tile.warps, s.tile.stages, s.causal, mods_argument(s)),
                 fmt::format("fa_jit::attention_split_combine<{}, {}{}>", type, s.head_dim, s.varlen ? ", true" : "")};

@@ -15,6 +15,7 @@ public:
     int priority() const override { return 20; }
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
     bool serves_varlen() const override { return true; }
+    bool serves_paged() const override { return true; }
 
     bool accepts(DType dtype, int head_dim) const override {
         return accepts_dtype(dtype) && head_dim % 8 == 0 && head_dim >= 8 && head_dim <= 256;

@@ -16,6 +16,7 @@ public:
     int priority() const override { return 10; }  // ahead of f16-mma wherever it serves: 1.2-1.9x its speed
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
     bool serves_varlen() const override { return true; }
+    bool serves_paged() const override { return true; }
 
     bool accepts(DType dtype, int head_dim) const override {
         return accepts_dtype(dtype) && head_dim % 64 == 0 && head_dim >= 64 && head_dim <= 256;

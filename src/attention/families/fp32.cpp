@@ -14,6 +14,7 @@ public:
     int priority() const override { return 30; }
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
     bool serves_varlen() const override { return true; }
+    bool serves_paged() const override { return true; }
     // Per-sequence KV lengths too (fp32 has no split-KV family: decode runs here, one block per query tile).
     bool serves_seqused_k() const override { return true; }
 
@@ -55,11 +56,12 @@ public:
 
     std::string source_name() const override { return "attention_fp32.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k[, mods[, varlen]]]>: math 1 = 3xTF32 on
-        // tensor cores (fp32 accuracy); a register bound of one block per SM (a higher one makes ptxas cap registers
-        // and spill).
-        const std::string features = s.mods.any() || s.varlen ? fmt::format(", {}{}", s.seqused_k, mods_argument(s))
-                                                              : (s.seqused_k ? ", true" : "");
+        // <B_r, B_c, d, warps, causal, math, min blocks per SM[, seqused_k[, mods[, varlen[, paged]]]]>: math 1 =
+        // 3xTF32 on tensor cores (fp32 accuracy); a register bound of one block per SM (a higher one makes ptxas cap
+        // registers and spill).
+        const std::string features = s.mods.any() || s.varlen || s.paged
+                                         ? fmt::format(", {}{}", s.seqused_k, mods_argument(s))
+                                         : (s.seqused_k ? ", true" : "");
         return {fmt::format("fa_jit::attention_fwd_fp32<{}, {}, {}, {}, {}, 1, 1{}>", s.tile.block_m, s.tile.block_n,
                             s.head_dim, s.tile.warps, s.causal, features)};
     }

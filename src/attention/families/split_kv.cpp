@@ -10,7 +10,7 @@
 namespace fa_jit::families {
 
 bool SplitKvFamily::serves(const ProblemClass& p, int cc) const {
-    return KernelFamily::serves(p, cc) && (p.seqused_k || p.seqlen_q <= kMaxDecodeQueries);
+    return KernelFamily::serves(p, cc) && ((p.seqused_k && !p.paged) || p.seqlen_q <= kMaxDecodeQueries);
 }
 
 void SplitKvFamily::check_args(const AttentionArgs& args) const {

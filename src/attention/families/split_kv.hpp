@@ -16,13 +16,14 @@ class SplitKvFamily : public KernelFamily {
 public:
     bool accepts_dtype(DType dtype) const override { return dtype == DType::f16 || dtype == DType::bf16; }
     // Decode and speculative decoding (seqlen_q <= kMaxDecodeQueries, any group size), and every problem with
-    // per-sequence KV lengths.
+    // per-sequence KV lengths in contiguous tensors (the prefill families read them only from a paged cache).
     bool serves(const ProblemClass& p, int cc) const override;
     void check_args(const AttentionArgs& args) const override;
     bool has_even_variant() const override { return false; }
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi (per packed row)
     bool serves_seqused_k() const override { return true; }
     bool serves_varlen() const override { return true; }  // packed sequences, seqused_k included
+    bool serves_paged() const override { return true; }
 
     // kernels() lists the split kernel, then attention_split_combine<T, d>.
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& args, const DeviceInfo& device) const override;
