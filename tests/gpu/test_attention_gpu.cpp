@@ -308,7 +308,7 @@ TEST_CASE("a malformed block table empties its sequences, and FA_JIT_CHECK=1 nam
             c.page_size = 16, c.corrupt = {1};
             check_case(c, DType::bf16, rng);
             c.corrupt = {0, 2};
-            check_case(c, DType::f32, rng);
+            if (tile.empty()) check_case(c, DType::f32, rng);
         }
     }
 

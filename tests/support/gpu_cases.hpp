@@ -58,7 +58,8 @@ inline std::string describe(const Case& c, DType dtype) {
     const Mods& m = c.mods;
     std::string packed;
     for (std::size_t b = 0; b < c.seqlens_q.size(); ++b)
-        packed += fmt::format("{}{}/{}", b ? "," : " varlen=", c.seqlens_q[b], c.seqlens_k[b]);
+        packed += c.seqlens_k.empty() ? fmt::format("{}{}", b ? "," : " varlen=", c.seqlens_q[b])
+                                      : fmt::format("{}{}/{}", b ? "," : " varlen=", c.seqlens_q[b], c.seqlens_k[b]);
     const std::string mods =
         packed + fmt::format(" window=({}, {}) softcap={} alibi={} scale={}", m.window_left, m.window_right, m.softcap,
                              m.alibi, m.scale ? std::to_string(*m.scale) : "default");
