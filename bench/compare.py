@@ -35,6 +35,8 @@ modifier.
 --varlen: packed variable-length causal prefill (bench/compare_varlen.py): 64k tokens in sequences of lengths uniform
 in 1..8k, against fixed-length batches at the mean length, TFLOP/s of the visible pairs, FlashAttention-4's varlen
 where it imports.
+--paged: a paged KV cache (bench/compare_paged.py): decode and 16k-token prefill rows with K / V in pages of 16, 64
+and 256 rows in random order, against the same rows on contiguous K / V (paged / contiguous per row).
 --ragged: batch 16, a 32k cache of which each sequence uses a random length (seqused_k), fa-jit against
 FlashAttention-4 (flash_attn_varlen_func(seqused_k=...)); SDPA with an explicit mask is checked, not timed.
 Per row: KV TB/s = bytes of K and V read (2 * B * H_kv * Nk * d * element size; with seqused_k the used keys) / time,
@@ -81,7 +83,8 @@ class Args(ctypes.Structure):  # fa_jit_attention_args, include/fa_jit/fa_jit.h 
                  ("workspace_bytes", ctypes.c_uint64), ("sliding_window", ctypes.c_int32),
                  ("window_left", ctypes.c_int32), ("window_right", ctypes.c_int32), ("softcap", ctypes.c_float),
                  ("alibi_slopes", ctypes.c_void_p), ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
-                 ("total_q", ctypes.c_int32), ("total_k", ctypes.c_int32)])
+                 ("total_q", ctypes.c_int32), ("total_k", ctypes.c_int32), ("block_table", ctypes.c_void_p),
+                 ("pages_per_seq", ctypes.c_int32), ("page_size", ctypes.c_int32), ("num_pages", ctypes.c_int32)])
 
 
 class ArgsV0(ctypes.Structure):  # the same before struct_size: libraries without fa_jit_attention_workspace_size
@@ -781,6 +784,8 @@ def main():
     p.add_argument("--mods", action="store_true", help="the score-modifier rows instead of the prefill rows")
     p.add_argument("--varlen", action="store_true",
                    help="the packed variable-length rows (bench/compare_varlen.py) instead of the prefill rows")
+    p.add_argument("--paged", action="store_true",
+                   help="the paged KV cache rows (bench/compare_paged.py) instead of the prefill rows")
     p.add_argument("--mods-seqlen", type=int, default=16384, help="the --mods rows' sequence length (16k tokens)")
     p.add_argument("--ragged-batch", type=int, default=16)
     p.add_argument("--ragged-seqlen-k", type=kilo, default=32768, help="the ragged rows' cache length")
@@ -799,8 +804,9 @@ def main():
     if decode:  # what SDPA says for each backend it cannot use, and FA-4's CuTe DSL notes: noise in these tables
         warnings.filterwarnings("ignore", message=r".*(kernel not used because|runtime disabled|both fused kernels|"
                                                   r"cannot be converted to a JitArgument|Profiler clears events)")
-    args.dtype = args.dtype or (["bf16", "fp16"] if decode else ["bf16"] if args.mods or args.varlen else ["fp32"])
-    args.head_dims = args.head_dims or ([128] if decode or args.mods or args.varlen else [64, 128])
+    serving = args.mods or args.varlen or args.paged
+    args.dtype = args.dtype or (["bf16", "fp16"] if decode else ["bf16"] if serving else ["fp32"])
+    args.head_dims = args.head_dims or ([128] if decode or serving else [64, 128])
 
     torch.manual_seed(0)
     fa = FaJit(args.lib)
@@ -824,6 +830,18 @@ def main():
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=1)
         return 0 if all(r["fa_jit_tflops"] for r in results) else 1
+    elif args.paged:
+        import compare_paged
+        for dtype_name in args.dtype:
+            results += compare_paged.run_paged(args, fa, fa4, dtype_name)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+        timed = [r for r in results if r["page_size"] and r.get("vs_contiguous")]
+        for ps in sorted({r["page_size"] for r in timed}):
+            ratios = [r["vs_contiguous"] for r in timed if r["page_size"] == ps]
+            print(f"paged / contiguous at page size {ps}: min {min(ratios):.3f} over {len(ratios)} rows", flush=True)
+        return 0 if all(r.get("fa_jit_tbps") or r.get("fa_jit_tflops") for r in results) else 1
     elif args.mods:
         import compare_mods
         for dtype_name in args.dtype:
