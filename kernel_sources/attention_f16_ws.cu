@@ -1,7 +1,8 @@
 // FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only); family "f16-ws"
 // (src/attention/families/f16_ws.cpp).
 //
-//   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0, bool kVarlen = false>
+//   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0, bool kVarlen = false,
+//             bool kPaged = false>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
 //                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
 //                                        k_map, const __grid_constant__ TensorMap v_map);
@@ -9,6 +10,10 @@
 // kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches.
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
+// kPaged: K / V in a paged cache (tile/paged_kv.cuh): the K / V maps are (d, page rows, heads, pages) with boxes of
+// page_box_rows() rows, and the producer looks each box's page up. A sequence's last key tile ends inside a page whose
+// rows past its keys hold anything (NaN included): S masks them, and warpgroup 0 zeroes them in V before P V (0 * NaN
+// would poison O). One tile per block.
 //
 // Launch: block 384 threads, dynamic shared memory ws_layout::smem_bytes(kBlockN, kHeadDim, kStages). Without the
 // causal mask or a window (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b +
@@ -52,7 +57,8 @@
 
 namespace fa_jit {
 
-template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0, bool kVarlen = false>
+template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0, bool kVarlen = false,
+          bool kPaged = false>
 __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     attention_fwd_f16_ws(const __grid_constant__ AttentionParams p, const __grid_constant__ TensorMap q_map,
                          const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map) {
@@ -80,7 +86,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const auto kv_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
 
     // At d 256 the persistent loop's registers do not fit beside O's 128 (ptxas spills 40 bytes): one tile per block.
-    constexpr bool kPersistent = ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0 || kVarlen);
+    constexpr bool kPersistent =
+        ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0 || kVarlen || kPaged);
     // This block's tiles: first, first + step, ... below end.
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
@@ -91,15 +98,17 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     // Packed sequences (one tile per block): the sequence's rows and lengths; a block past its end has nothing to do.
+    // A paged cache: the sequence's keys (block-wide: every thread is here).
+    constexpr bool kSeq = kVarlen || kPaged;
     SeqRows seq{};
-    if constexpr (kVarlen) {
+    if constexpr (kSeq) {
         const BlockIndex b = block_at(first);
-        seq = seq_rows<true>(p, b.batch);
-        if (b.m0 >= seq.seqlen_q) return;
+        seq = seq_rows<kVarlen, kPaged>(p, b.batch);
+        if (kVarlen && b.m0 >= seq.seqlen_q) return;
     }
-    const auto seqlen_q = [&] { return kVarlen ? seq.seqlen_q : p.seqlen_q; };
-    const auto seqlen_k = [&] { return kVarlen ? seq.seqlen_k : p.seqlen_k; };
-    const auto causal_offset = [&] { return kVarlen ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
+    const auto seqlen_q = [&] { return kSeq ? seq.seqlen_q : p.seqlen_q; };
+    const auto seqlen_k = [&] { return kSeq ? seq.seqlen_k : p.seqlen_k; };
+    const auto causal_offset = [&] { return kSeq ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
     const int q_row0 = kVarlen ? seq.q0 : 0, k_row0 = kVarlen ? seq.k0 : 0;  // TMA row coordinates of row / key 0
     const auto map_batch = [&](const BlockIndex& b) { return kVarlen ? 0 : b.batch; };
 
@@ -139,16 +148,34 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 const int s = kv_loads % kStages;
                 const int n0 = (span.end - 1 - it) * kBlockN;
                 mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);  // the first trip finds it empty
-                mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
+                if constexpr (kPaged) {  // box by box, each from its page
+                    const PagedKv<unsigned short> pages = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch);
+                    const int box = page_box_rows<kBlockN>(p.page_size);
+                    const auto load_pages = [&](unsigned dst, const TensorMap& map, unsigned bar) {
+                        mbarrier::arrive_expect_tx(bar, kKVBytes);
+                        for (int r = 0; r < kBlockN; r += box) {
+                            int in_page;
+                            const int page = pages.page_of(n0 + r, in_page);
 #pragma unroll
-                for (int dc = 0; dc < kDBlocks; ++dc)
-                    tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0, bi.head_kv,
-                                 map_batch(bi), k_full(s));
-                mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
+                            for (int dc = 0; dc < kDBlocks; ++dc)
+                                tma::load_4d(dst + dc * (kBlockN * 128u) + r * 128u, map, dc * 64, in_page,
+                                             bi.head_kv, page, bar);
+                        }
+                    };
+                    load_pages(sK + s * kKVBytes, k_map, k_full(s));
+                    load_pages(sV + s * kKVBytes, v_map, v_full(s));
+                } else {
+                    mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
-                for (int dc = 0; dc < kDBlocks; ++dc)
-                    tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0, bi.head_kv,
-                                 map_batch(bi), v_full(s));
+                    for (int dc = 0; dc < kDBlocks; ++dc)
+                        tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0,
+                                     bi.head_kv, map_batch(bi), k_full(s));
+                    mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
+#pragma unroll
+                    for (int dc = 0; dc < kDBlocks; ++dc)
+                        tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0,
+                                     bi.head_kv, map_batch(bi), v_full(s));
+                }
             }
         }
         return;
@@ -198,6 +225,21 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                            [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
         };
+        // Paged: the first key tile visited (the sequence's last) may end inside a page, whose rows past the keys hold
+        // anything. Warpgroup 0 zeroes them in V in its turn, before its P V; warpgroup 1's P V comes in a later turn.
+        const auto clean_v_tail = [&](int stage) {
+            if constexpr (kPaged) {
+                const int valid = seqlen_k() - (span.end - 1) * kBlockN;  // keys in the tile, at least 1
+                if (wg != 0 || valid >= kBlockN) return;
+                const int row_chunks = (kBlockN - valid) * 8;  // 16-byte chunks past the keys, per column block
+                for (int c = static_cast<int>(threadIdx.x) - 128; c < kDBlocks * row_chunks; c += 128) {
+                    const int dc = c / row_chunks, r = valid + c % row_chunks / 8;
+                    ptx::st_shared_zero16(sV + stage * kKVBytes + dc * (kBlockN * 128u) + r * 128u + c % 8 * 16u);
+                }
+                wgmma::fence_proxy_async();  // visible to the wgmmas (async proxy) of both warpgroups
+                warpgroup::sync(3, 128);
+            }
+        };
         // The tile's last S has been computed: Q may take the next tile's rows.
         const auto release_q = [&] {
             if (lane == 0) mbarrier::arrive(q_empty);
@@ -228,6 +270,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
                 mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 take_turn();
+                if (kPaged && it == 1) clean_v_tail(sp);
                 wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
                 __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
                 if (lane == 0) mbarrier::arrive(kv_empty(sp));
@@ -243,6 +286,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
+            if (kPaged && n_block_max == 1) clean_v_tail(sp);
             wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
             __syncwarp();
             if (lane == 0) mbarrier::arrive(kv_empty(sp));

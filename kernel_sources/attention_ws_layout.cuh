@@ -27,10 +27,10 @@ FA_JIT_HOST_DEVICE constexpr bool legal(int block_n, int head_dim, int stages) {
 }
 
 // Whether the kernel loops over tiles (grid: min(tiles, SMs)) or takes one per block (grid: query tiles x heads x
-// batch): persistent without the causal mask, a sliding window or packed sequences (tiles of equal cost, and each has
-// keys), below d 256 (registers).
-FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim, bool window_or_varlen = false) {
-    return !causal && !window_or_varlen && padded_head_dim(head_dim) < 256;
+// batch): persistent without the causal mask and without per-sequence keys (a sliding window, packed sequences, a
+// paged cache): tiles of equal cost, and each has keys; below d 256 (registers).
+FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim, bool per_sequence_keys = false) {
+    return !causal && !per_sequence_keys && padded_head_dim(head_dim) < 256;
 }
 
 }  // namespace fa_jit::ws_layout

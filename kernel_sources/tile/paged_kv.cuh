@@ -57,13 +57,31 @@ struct PagedKv {
         return make(p, p.v, head_kv * p.v_head_stride, p.v_batch_stride, p.v_row_stride, batch);
     }
 
-    // Key j's row (j >= 0).
-    __device__ __forceinline__ const E* row(int j) const {
+    // The page of key j (j >= 0) and its row there.
+    __device__ __forceinline__ int page_of(int j, int& in_page) const {
         const int entry = fast_div(j, magic, shift);
-        const int page = min(max(table[min(entry, last_entry)], 0), last_page);
-        return base + page * page_stride + (j - entry * page_size) * row_stride;
+        in_page = j - entry * page_size;
+        return min(max(table[min(entry, last_entry)], 0), last_page);
+    }
+    // Key j's row.
+    __device__ __forceinline__ const E* row(int j) const {
+        int in_page;
+        const int page = page_of(j, in_page);
+        return base + page * page_stride + in_page * row_stride;
     }
 };
+
+// Rows per TMA box of a paged key tile of kBlockN rows: the largest run that never crosses a page (page sizes and
+// kBlockN are multiples of 16). The host encodes the K / V maps with the same box (f16_ws.cpp).
+template <int kBlockN>
+__device__ __forceinline__ int page_box_rows(int page_size) {
+    int a = page_size, b = kBlockN;
+    while (b != 0) {
+        const int r = a % b;
+        a = b, b = r;
+    }
+    return a;
+}
 
 // The keys a paged sequence attends to: `keys` when every table entry its keys use names a page in
 // [0, num_pages), else 0. Block-wide: every thread of the block calls it with the same arguments.

@@ -278,11 +278,11 @@ TEST_CASE("paged KV cache: validation, the families that read it, the kernel nam
     ProblemClass paged{DType::bf16, 128, true, 4096, 4096};
     paged.paged = true;
     CHECK(kernel_family_for(paged, 80) == "f16-mma");
-    CHECK(kernel_family_for(paged, 90) == "f16-wgmma");  // f16-ws loads K / V through TMA maps: no pages
+    CHECK(kernel_family_for(paged, 90) == "f16-ws");  // TMA boxes page by page
     paged.seqused_k = true;  // the paged prefill kernels read per-sequence lengths themselves
+    CHECK(kernel_family_for(paged, 90) == "f16-ws");
+    paged.head_dim = 256, paged.causal = false;
     CHECK(kernel_family_for(paged, 90) == "f16-wgmma");
-    paged.head_dim = 96;  // no wgmma kernel at d 96
-    CHECK(kernel_family_for(paged, 90) == "f16-mma");
     paged.seqlen_q = 1, paged.group_size = 8;  // decode
     CHECK(kernel_family_for(paged, 90) == "decode");
     CHECK(kernel_family_for(paged, 80) == "decode");
@@ -298,11 +298,13 @@ TEST_CASE("paged KV cache: validation, the families that read it, the kernel nam
             CHECK_THAT(specs.front().name_expression(),
                        Catch::EndsWith(varlen ? ", 0, true, true>" : ", 0, false, true>"));
         }
-    // The tiles of a family without pages are not offered for a paged problem.
+    // Every prefill family on sm_90 offers its tiles for a paged problem.
     ProblemClass prefill{DType::bf16, 128, false, 4096, 4096};
     prefill.paged = true;
-    for (const TileConfig& t : tile_configs(prefill, 90)) CHECK(t.variant != "ws");
-    CHECK(warmup_specs(prefill, 90, false).front().family() == "f16-wgmma");
+    std::set<std::string> families;
+    for (const TileConfig& t : tile_configs(prefill, 90))
+        families.insert(AttentionKernelSpec{DType::bf16, 128, false, t}.family());
+    CHECK(families == std::set<std::string>{"f16-ws", "f16-wgmma", "f16-mma"});
 }
 
 TEST_CASE("the page divisor divides every key index by every page size", "[attention][config]") {
@@ -615,7 +617,7 @@ TEST_CASE("each family's paged kernels compile for sm_80 and sm_90a", "[attentio
         for (bool varlen : {false, true})
             for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-wgmma on sm_90
-                                   ProblemClass{DType::f16, 96, true, 4096, 4096},     // f16-mma on sm_90
+                                   ProblemClass{DType::f16, 96, true, 4096, 4096},     // f16-ws on sm_90
                                    ProblemClass{DType::f32, 64, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 128, false, 1, 8192, 8},     // decode
                                    ProblemClass{DType::bf16, 128, true, 4, 8192, 32}}) {  // decode-wgmma on sm_90
@@ -629,7 +631,7 @@ TEST_CASE("each family's paged kernels compile for sm_80 and sm_90a", "[attentio
                     contiguous.push_back(s);
                 }
             }
-    CHECK(families == std::set<std::string>{"decode", "decode-wgmma", "f16-mma", "f16-wgmma", "fp32"});
+    CHECK(families == std::set<std::string>{"decode", "decode-wgmma", "f16-mma", "f16-ws", "f16-wgmma", "fp32"});
     std::map<std::string, testing::PtxasUsage> usage;
     std::vector<AttentionKernelSpec> all = specs;
     all.insert(all.end(), contiguous.begin(), contiguous.end());

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "attention/families/f16_args.hpp"
 #include "attention/family.hpp"
@@ -47,6 +48,7 @@ public:
     int priority() const override { return 8; }  // after the decode families, ahead of f16-wgmma
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
     bool serves_varlen() const override { return true; }
+    bool serves_paged() const override { return true; }
 
     // Any multiple of 8 up to 256: shared memory holds whole 64-column blocks, TMA fills the padding with zeros.
     bool accepts(DType dtype, int head_dim) const override {
@@ -118,7 +120,8 @@ public:
     // one block per tile (under the causal mask tiles differ in cost: the block scheduler balances them).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
-        if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.mods.window || spec.varlen)) return plan;
+        if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.mods.window || spec.varlen || spec.paged))
+            return plan;
         const long long tiles = 1ll * plan.launches[0].grid[0] * a.heads_q * a.batch;
         FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
                        "at most 2^31 - 1 query tiles of 128 rows over batch x heads_q", std::to_string(tiles));
@@ -136,8 +139,11 @@ public:
         const int batch = spec.varlen ? 1 : a.batch;
         const int rows_q = spec.varlen ? a.total_q : a.seqlen_q, rows_k = spec.varlen ? a.total_k : a.seqlen_k;
         const CUtensorMap q = tensor_map(a.q, a.q_strides, batch, a.heads_q, rows_q, a.head_dim, ws_layout::kBlockM);
-        const CUtensorMap k = tensor_map(a.k, a.k_strides, batch, a.heads_kv, rows_k, a.head_dim, block_n);
-        const CUtensorMap v = tensor_map(a.v, a.v_strides, batch, a.heads_kv, rows_k, a.head_dim, block_n);
+        // A paged cache: num_pages batches of page_size rows, boxes that never cross a page (page_box_rows()).
+        const int batch_k = spec.paged ? a.num_pages : batch, rows_kv = spec.paged ? a.page_size : rows_k;
+        const int box_k = spec.paged ? std::gcd(a.page_size, block_n) : block_n;
+        const CUtensorMap k = tensor_map(a.k, a.k_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k);
+        const CUtensorMap v = tensor_map(a.v, a.v_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k);
         launch(kernel, config, params, q, k, v);
     }
 };
