@@ -127,10 +127,14 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     // ---- producer ---------------------------------------------------------------------------------------------------
     if (warp < 4) {
         warpgroup::release_registers<24>();
-        if (threadIdx.x != 0) return;
-        tma::prefetch_map(q_map);
-        tma::prefetch_map(k_map);
-        tma::prefetch_map(v_map);
+        // One thread issues the loads; a paged cache keeps its warp, whose lanes look the pages of a tile up at once.
+        if (kPaged ? warp != 0 : threadIdx.x != 0) return;
+        const bool leader = !kPaged || lane == 0;
+        if (leader) {
+            tma::prefetch_map(q_map);
+            tma::prefetch_map(k_map);
+            tma::prefetch_map(v_map);
+        }
         int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
         for (int tile = first; tile < end; tile += step) {
             const BlockIndex bi = block_at(tile);
@@ -138,33 +142,39 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 key_span<kBlockM, kBlockN, kCausal>(seqlen_k(), causal_offset(), bi.m0, ScoreMod<kMods>::make(p, 0));
             const int n_block_max = span.count();
             if (n_block_max == 0) continue;
-            mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
-            mbarrier::arrive_expect_tx(q_full, kQBytes);
+            if (leader) {
+                mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
+                mbarrier::arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
-            for (int dc = 0; dc < kDBlocks; ++dc)
-                tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head, map_batch(bi),
-                             q_full);
+                for (int dc = 0; dc < kDBlocks; ++dc)
+                    tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head, map_batch(bi),
+                                 q_full);
+            }
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                 const int s = kv_loads % kStages;
                 const int n0 = (span.end - 1 - it) * kBlockN;
-                mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);  // the first trip finds it empty
-                if constexpr (kPaged) {  // box by box, each from its page
-                    const PagedKv<unsigned short> pages = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch);
+                if constexpr (kPaged) {  // lane i loads box i (page_box_rows() rows), from its page
                     const int box = page_box_rows<kBlockN>(p.page_size);
-                    const auto load_pages = [&](unsigned dst, const TensorMap& map, unsigned bar) {
-                        mbarrier::arrive_expect_tx(bar, kKVBytes);
-                        for (int r = 0; r < kBlockN; r += box) {
-                            int in_page;
-                            const int page = pages.page_of(n0 + r, in_page);
+                    const int r = lane * box;
+                    int in_page = 0, page = 0;
+                    if (r < kBlockN)  // looked up before the wait, which hides the latency
+                        page = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch).page_of(n0 + r, in_page);
+                    if (leader) {
+                        mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);
+                        mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
+                        mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
+                    }
+                    __syncwarp();
+                    if (r < kBlockN) {
 #pragma unroll
-                            for (int dc = 0; dc < kDBlocks; ++dc)
-                                tma::load_4d(dst + dc * (kBlockN * 128u) + r * 128u, map, dc * 64, in_page,
-                                             bi.head_kv, page, bar);
+                        for (int dc = 0; dc < kDBlocks; ++dc) {
+                            const unsigned at = s * kKVBytes + dc * (kBlockN * 128u) + r * 128u;
+                            tma::load_4d(sK + at, k_map, dc * 64, in_page, bi.head_kv, page, k_full(s));
+                            tma::load_4d(sV + at, v_map, dc * 64, in_page, bi.head_kv, page, v_full(s));
                         }
-                    };
-                    load_pages(sK + s * kKVBytes, k_map, k_full(s));
-                    load_pages(sV + s * kKVBytes, v_map, v_full(s));
+                    }
                 } else {
+                    mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);  // the first trip finds it empty
                     mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
@@ -225,12 +235,15 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                            [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
         };
-        // Paged: the first key tile visited (the sequence's last) may end inside a page, whose rows past the keys hold
-        // anything. Warpgroup 0 zeroes them in V in its turn, before its P V; warpgroup 1's P V comes in a later turn.
-        const auto clean_v_tail = [&](int stage) {
+        // Paged: the first key tile visited (the sequence's last, `load` of the ring) may end inside a page, whose
+        // rows past the keys hold anything. Warpgroup 0 zeroes them in V before its first turn: every P V of the tile
+        // comes in a later turn (outside the loop, which would serialize its wgmmas).
+        const auto clean_v_tail = [&](int load) {
             if constexpr (kPaged) {
                 const int valid = seqlen_k() - (span.end - 1) * kBlockN;  // keys in the tile, at least 1
                 if (wg != 0 || valid >= kBlockN) return;
+                const int stage = load % kStages;
+                mbarrier::wait(v_full(stage), (load / kStages) & 1u);
                 const int row_chunks = (kBlockN - valid) * 8;  // 16-byte chunks past the keys, per column block
                 for (int c = static_cast<int>(threadIdx.x) - 128; c < kDBlocks * row_chunks; c += 128) {
                     const int dc = c / row_chunks, r = valid + c % row_chunks / 8;
@@ -251,6 +264,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             float alpha[2];
             mbarrier::wait(q_full, q_loads++ & 1u);
             const int kv0 = kv_loads;
+            if constexpr (kPaged) clean_v_tail(kv0);
             mbarrier::wait(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
             {
                 float acc_s[kNTilesS][4];
@@ -270,7 +284,6 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
                 mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 take_turn();
-                if (kPaged && it == 1) clean_v_tail(sp);
                 wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
                 __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
                 if (lane == 0) mbarrier::arrive(kv_empty(sp));
@@ -286,7 +299,6 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
-            if (kPaged && n_block_max == 1) clean_v_tail(sp);
             wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
             __syncwarp();
             if (lane == 0) mbarrier::arrive(kv_empty(sp));
