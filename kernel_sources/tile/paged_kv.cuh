@@ -69,10 +69,7 @@ struct PagedKv {
         const int page = page_of(j, in_page);
         return base + page * page_stride + in_page * row_stride;
     }
-    // Key j's row in `page` (page_of(j)): the page looked up earlier, the offset recomputed.
-    __device__ __forceinline__ const E* row_in(int page, int j) const {
-        return base + page * page_stride + (j - fast_div(j, magic, shift) * page_size) * row_stride;
-    }
+
 };
 
 // Rows per TMA box of a paged key tile of kBlockN rows: the largest run that never crosses a page (page sizes and
@@ -88,15 +85,14 @@ __device__ __forceinline__ int page_box_rows(int page_size) {
 }
 
 // The keys a paged sequence attends to: `keys` when every table entry its keys use names a page in
-// [0, num_pages), else 0. Block-wide: every thread of the block calls it with the same arguments. The entries up to
-// seqlen_k's are read whatever `keys` is, so that their loads need not wait for it (a sequence's used length).
+// [0, num_pages), else 0. Block-wide: every thread of the block calls it with the same arguments.
 __device__ __forceinline__ int checked_keys(const AttentionParams& p, int batch, int keys) {
     const int* table = p.block_table + static_cast<long long>(batch) * p.pages_per_seq;
-    const int entries = min((p.seqlen_k + p.page_size - 1) / p.page_size, p.pages_per_seq);
+    const int entries = min((keys + p.page_size - 1) / p.page_size, p.pages_per_seq);
     bool bad = false;
     for (int i = threadIdx.x; i < entries; i += blockDim.x) {
         const int page = table[i];
-        bad |= (page < 0 || page >= p.num_pages) && i * p.page_size < keys;
+        bad |= page < 0 || page >= p.num_pages;
     }
     return __syncthreads_or(bad) ? 0 : keys;
 }
@@ -113,28 +109,39 @@ __device__ __forceinline__ void cp_async_tile_paged(unsigned smem, const PagedKv
         constexpr int kRowsPerIter = kNThreads / kChunksRow;
         // A thread's rows r0 + i * kRowsPerIter (r0 < kRowsPerIter): when kRowsPerIter divides 16, iterations
         // i * kRowsPerIter / 16 share a 16-row group, which starts kRowsPerIter * i rounded down to 16 (one lookup).
-        // Every lookup is issued before the first copy: the copies are compiler barriers, and lookups between them
-        // would wait for each other.
+        // The copies are compiler barriers, so lookups between them wait for each other: tiles of at most two
+        // groups (decode) look both up before the first copy; larger ones (prefill, whose registers are scarce) look
+        // each group up before its copies.
         constexpr bool kGroups = 16 % kRowsPerIter == 0;
         constexpr int kGroupRows = 16;
-        constexpr int kLookups = kGroups ? (kRows + kGroupRows - 1) / kGroupRows : (kRows + kRowsPerIter - 1) / kRowsPerIter;
+        constexpr bool kHoist = kGroups && kRows <= 2 * kGroupRows;
         const int ch = tid % kChunksRow;
         const int r0 = tid / kChunksRow;
         const bool col_ok = !kPadded || ch * 8 < kHeadDim;
-        int pages[kLookups];  // of the 16-row groups (kGroups), else of the thread's rows: one register each
+        const unsigned short* groups[kHoist ? kRows / kGroupRows : 1];
+        if constexpr (kHoist) {
 #pragma unroll
-        for (int l = 0; l < kLookups; ++l) {
-            const int row = kGroups ? l * kGroupRows : r0 + l * kRowsPerIter;
-            int in_page;
-            pages[l] = row < kRows && row0 + row < rows_total ? kv.page_of(row0 + row, in_page) : 0;
+            for (int l = 0; l < kRows / kGroupRows; ++l)
+                groups[l] = row0 + l * kGroupRows < rows_total ? kv.row(row0 + l * kGroupRows) : kv.base;
         }
+        const unsigned short* group = kv.base;
 #pragma unroll
         for (int i = 0; i * kRowsPerIter < kRows; ++i) {
             const int r = r0 + i * kRowsPerIter;
             if (kRows % kRowsPerIter != 0 && r >= kRows) break;
             const bool ok = col_ok && row0 + r < rows_total;
-            const unsigned short* src = kv.row_in(pages[kGroups ? i * kRowsPerIter / kGroupRows : i], row0 + r);
-            ptx::cp_async_16(smem + Layout::offset(r, ch), ok ? src + ch * 8 : kv.base, ok ? 16 : 0);
+            const unsigned short* src;
+            if constexpr (kGroups) {
+                const int group_row = i * kRowsPerIter / kGroupRows * kGroupRows;
+                if constexpr (kHoist)
+                    group = groups[group_row / kGroupRows];
+                else if (i * kRowsPerIter % kGroupRows == 0 && row0 + group_row < rows_total)
+                    group = kv.row(row0 + group_row);
+                src = group + (r - group_row) * kv.row_stride + ch * 8;
+            } else {
+                src = (ok ? kv.row(row0 + r) : kv.base) + ch * 8;
+            }
+            ptx::cp_async_16(smem + Layout::offset(r, ch), ok ? src : kv.base, ok ? 16 : 0);
         }
     } else {  // e.g. head dim 192 (24 chunks) over 128 threads: a lookup per chunk
         constexpr int kChunks = kRows * kChunksRow;
