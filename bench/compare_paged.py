@@ -6,8 +6,10 @@ the contiguous one. Decode rows (bf16, d 128, 32 query heads, GQA 8 KV heads) re
 / time, queued timing as the decode rows); prefill rows (16k tokens, hidden 2048) report TFLOP/s (causal: visible
 pairs). FlashAttention-4 runs the paged decode rows where its flash_attn_varlen_func takes a page_table.
 Correctness first: float64 on a few sequences (decode) or 128 random rows (prefill), outputs poisoned with NaN.
+Timing: --rounds rounds (default 3 here) that time every layout of a row in turn; each rate is the median.
 """
 import math
+import statistics
 
 import torch
 
@@ -49,6 +51,24 @@ def layouts(k, v, gen):
     return out
 
 
+def alternating(calls, timer, rounds):
+    """Median time of each call (None: not timed) over `rounds` rounds that time every call in turn, so that clock
+    and temperature drift over a row's timings reach contiguous and paged alike."""
+    times = [[] for _ in calls]
+    for _ in range(rounds):
+        for i, call in enumerate(calls):
+            if call is not None:
+                times[i].append(timer(call))
+    return [statistics.median(t) if t else None for t in times]
+
+
+def finish(rows, key):
+    """vs_contiguous of each row: its rate over the first (contiguous) row's."""
+    base = rows[0].get(key)
+    for row in rows:
+        row["vs_contiguous"] = row[key] / base if row.get(key) and base else None
+
+
 def run_paged_decode(args, fa, fa4, dtype_name):
     dtype, code = DTYPES[dtype_name]
     d = 128
@@ -64,7 +84,7 @@ def run_paged_decode(args, fa, fa4, dtype_name):
         kv_bytes = 2 * b * hkv * nk * d * dtype.itemsize
         picks = sorted({0, b - 1})
         ref = decode_reference(q, k, v, causal, picks)
-        line, base = f"B={b:<3d} Hq={hq} Hkv={hkv} Nq={nq} Nk={nk:<6d}", None
+        line, rows, calls = f"B={b:<3d} Hq={hq} Hkv={hkv} Nq={nq} Nk={nk:<6d}", [], []
         for ps, table, kp, vp in layouts(k, v, gen):
             row = {"kind": "paged_decode", "dtype": dtype_name, "batch": b, "heads_q": hq, "heads_kv": hkv,
                    "seqlen_q": nq, "seqlen_k": nk, "head_dim": d, "causal": causal, "page_size": ps}
@@ -79,28 +99,30 @@ def run_paged_decode(args, fa, fa4, dtype_name):
             ok = bool(torch.isfinite(o).all()) and err < TOL[dtype_name]
             if not ok:
                 print(f"WRONG: fa-jit {row}", flush=True)
-            us = time_queued_us([lambda: fa.run(a)], args.warmup, args.reps)[0] if ok else None
-            row["fa_jit_tbps"] = kv_bytes / us / 1e6 if us else None
-            if ps == 0:
-                base = row["fa_jit_tbps"]
-            row["vs_contiguous"] = row["fa_jit_tbps"] / base if row["fa_jit_tbps"] and base else None
             if fa4 and ps:
                 try:
-                    def call4():
+                    def call4(kp=kp, vp=vp, table=table):
                         return fa4.varlen(q, kp, vp, page_table=table, seqused_k=torch.full(
                             (b,), nk, dtype=torch.int32, device="cuda"), causal=causal,
                             num_splits=fa4.num_splits)[0]
-                    out4 = call4()
-                    row["fa4_rel_err"] = decode_err(out4, ref, torch.tensor(picks, device="cuda"))
+                    row["fa4_rel_err"] = decode_err(call4(), ref, torch.tensor(picks, device="cuda"))
                     row["fa4_tbps"] = kv_bytes / time_queued_us([call4], args.warmup, args.reps)[0] / 1e6
                 except (RuntimeError, TypeError, ValueError, AssertionError, NotImplementedError) as e:
                     row["fa4_error"] = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
-            results.append(row)
+            rows.append(row)
+            calls.append((lambda a=a: fa.run(a)) if ok else None)
+        us = alternating(calls, lambda call: time_queued_us([call], args.warmup, args.reps)[0], max(args.rounds, 3))
+        for row, t in zip(rows, us):
+            row["fa_jit_tbps"] = kv_bytes / t / 1e6 if t else None
+        finish(rows, "fa_jit_tbps")
+        for row in rows:
+            ps = row["page_size"]
             cell = f"{row['fa_jit_tbps'] or 0:5.2f}"
             if ps:
                 cell += f" ({row['vs_contiguous'] or 0:4.2f}" + (f", fa4 {row['fa4_tbps']:4.2f})" if row.get(
                     "fa4_tbps") else ")")
             line += f"  {ps or 'contig'}: {cell}"
+        results += rows
         print(line, flush=True)
         del q, k, v, o
         torch.cuda.empty_cache()
@@ -119,11 +141,11 @@ def run_paged_prefill(args, fa, dtype_name):
         k = torch.randn(1, n, h, d, device="cuda", dtype=dtype)
         v = torch.randn(1, n, h, d, device="cuda", dtype=dtype)
         o = torch.empty_like(q)
-        rows = torch.randperm(n, device="cuda")[:128].sort().values
+        rows_checked = torch.randperm(n, device="cuda")[:128].sort().values
         for causal in (False, True):
             flops = 4.0 * h * d * (n * (n + 1) / 2 if causal else n * n)
-            ref = reference_rows(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal, rows)
-            line, base = f"d={d:<3d} H={h:<3d} causal={int(causal)}", None
+            ref = reference_rows(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal, rows_checked)
+            line, rows, calls = f"d={d:<3d} H={h:<3d} causal={int(causal)}", [], []
             for ps, table, kp, vp in layouts(k, v, gen):
                 row = {"kind": "paged_prefill", "dtype": dtype_name, "seqlen": n, "heads": h, "head_dim": d,
                        "causal": causal, "page_size": ps}
@@ -135,18 +157,21 @@ def run_paged_prefill(args, fa, dtype_name):
                 o.fill_(float("nan"))
                 fa.run(a)
                 torch.cuda.synchronize()
-                row["fa_jit_rel_err"] = err = rel_err(o.transpose(1, 2), ref, rows)
+                row["fa_jit_rel_err"] = err = rel_err(o.transpose(1, 2), ref, rows_checked)
                 ok = bool(torch.isfinite(o).all()) and err < TOL[dtype_name]
                 if not ok:
                     print(f"WRONG: fa-jit {row}", flush=True)
-                ms = time_ms(lambda: fa.run(a), [()], args.warmup, args.reps) if ok else None
-                row["fa_jit_tflops"] = flops / ms / 1e9 if ms else None
-                if ps == 0:
-                    base = row["fa_jit_tflops"]
-                row["vs_contiguous"] = row["fa_jit_tflops"] / base if row["fa_jit_tflops"] and base else None
-                results.append(row)
-                cell = f"{row['fa_jit_tflops'] or 0:6.1f}" + (f" ({row['vs_contiguous'] or 0:4.2f})" if ps else "")
-                line += f"  {ps or 'contig'}: {cell}"
+                rows.append(row)
+                calls.append((lambda a=a: fa.run(a)) if ok else None)
+            ms = alternating(calls, lambda call: time_ms(call, [()], args.warmup, args.reps), max(args.rounds, 3))
+            for row, t in zip(rows, ms):
+                row["fa_jit_tflops"] = flops / t / 1e9 if t else None
+            finish(rows, "fa_jit_tflops")
+            for row in rows:
+                ps = row["page_size"]
+                line += f"  {ps or 'contig'}: {row['fa_jit_tflops'] or 0:6.1f}" + (
+                    f" ({row['vs_contiguous'] or 0:4.2f})" if ps else "")
+            results += rows
             print(line, flush=True)
         del q, k, v, o
         torch.cuda.empty_cache()
