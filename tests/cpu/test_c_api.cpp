@@ -160,6 +160,21 @@ TEST_CASE("the C fields of the score modifiers reach the C++ validation", "[c_ap
     CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'alibi_slopes'"));
 }
 
+TEST_CASE("the C fields of a paged KV cache reach the C++ validation", "[c_api]") {
+    fa_jit_attention_args a;
+    fa_jit_attention_args_init(&a);
+    valid_problem_without_tensors(&a);
+    a.page_size = 16;  // without block_table
+    CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'page_size'"));
+    a.block_table = reinterpret_cast<const int32_t*>(std::uintptr_t{256});
+    a.page_size = 24;
+    CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'page_size'"));
+    a.page_size = 16;
+    CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'num_pages'"));
+    a.num_pages = 4, a.pages_per_seq = 1, a.seqlen_k = 40;  // 16 rows for 40 keys
+    CHECK_THAT(attention_error(&a), Catch::StartsWith("invalid argument 'pages_per_seq'"));
+}
+
 TEST_CASE("C entry points name a NULL argument", "[c_api]") {
     CHECK_THAT(attention_error(nullptr), Catch::StartsWith("invalid argument 'args'"));
     fa_jit_attention_args a;

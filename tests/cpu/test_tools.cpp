@@ -289,7 +289,24 @@ TEST_CASE("fa-jit-cache warmup --features compiles each named set of score modif
     }
     CHECK(packed_dtypes == std::set<std::string>{"fp32", "bf16"});
     CHECK(packed_families.count("decode") == 1);  // every family reads packed sequences
-    const ToolResult bad = run_tool(kCacheTool, "warmup --arch sm_80 --features window,paged", dir.path());
+    const ToolResult paged = run_tool(kCacheTool,
+                                      "warmup --arch sm_90 --dtype bf16 --head-dim 64 --causal yes --features paged "
+                                      "--features varlen,paged --json",
+                                      dir.path());
+    REQUIRE(paged.exit_code == 0);
+    std::map<std::string, std::set<std::string>> paged_families;  // per feature set
+    const nlohmann::json paged_json = parse_json(paged);
+    for (const auto& item : paged_json["items"]) {
+        CHECK(item["status"] == "compiled");
+        paged_families[item["features"].get<std::string>()].insert(item["family"].get<std::string>());
+    }
+    // Prefill on the warp-specialized family, decode on the split-KV ones, with and without packed queries.
+    for (const char* set : {"none+paged", "none+varlen+paged"}) {
+        INFO(set);
+        CHECK(paged_families[set].count("f16-ws") == 1);
+        CHECK(paged_families[set].count("decode") == 1);
+    }
+    const ToolResult bad = run_tool(kCacheTool, "warmup --arch sm_80 --features window,pages", dir.path());
     CHECK(bad.exit_code == 2);
     CHECK(contains(bad.err, "--features"));
 }
@@ -309,8 +326,9 @@ TEST_CASE("fa-jit-bench --help works without a GPU", "[tools]") {
     for (const char* word : {"--sweep", "--preset", "--config", "--save", "--json"}) CHECK(contains(r.out, word));
     CHECK(run_tool(kBenchTool, "--batch 0", dir.path()).exit_code == 2);
     CHECK(run_tool(kBenchTool, "--config 64by64", dir.path()).exit_code == 2);
-    for (const char* word : {"--window", "--softcap", "--alibi", "serving"}) CHECK(contains(r.out, word));
-    for (const char* bad : {"--window 5", "--window 1,-2", "--window a,b", "--softcap -1"}) {
+    for (const char* word : {"--window", "--softcap", "--alibi", "serving", "--page-size"}) CHECK(contains(r.out, word));
+    for (const char* bad : {"--window 5", "--window 1,-2", "--window a,b", "--softcap -1", "--page-size 40",
+                            "--page-size -16"}) {
         INFO(bad);
         CHECK(run_tool(kBenchTool, bad, dir.path()).exit_code == 2);
     }

@@ -76,6 +76,7 @@ constexpr int kDecodeSeqlensK[] = {1024, 8192, 32768, 131072};
 ProblemClass Problem::problem_class() const {
     ProblemClass c{dtype, head_dim, causal, seqlen_q, seqlen_k, heads / heads_kv};
     c.mods = ScoreMods{mods.window(), mods.softcap != 0.f, mods.alibi};
+    c.paged = page_size > 0;
     return c;
 }
 
@@ -115,6 +116,7 @@ std::string Problem::label() const {
     if (mods.window()) modifiers += fmt::format(" window{},{}", mods.window_left, mods.window_right);
     if (mods.softcap != 0.f) modifiers += fmt::format(" softcap{:g}", mods.softcap);
     if (mods.alibi) modifiers += " alibi";
+    if (page_size > 0) modifiers += fmt::format(" page{}", page_size);
     return fmt::format("{} B{} {} Nq{} Nk{} d{} {}{}{}", to_string(dtype), batch, h, seqlen_q, seqlen_k, head_dim,
                        causal ? "causal" : "full", layout == Layout::bhsd ? " bhsd" : "", modifiers);
 }
@@ -149,8 +151,8 @@ void add_options(CLI::App& app, BenchOptions& o) {
                    "B 1,16,64, 32 query heads over 32,8,1 KV heads (or --heads-kv), Nq 1 (full) and 4 (causal, "
                    "or --causal for both), Nk 1k,8k,32k,128k, skipping shapes whose K+V exceed 24 GB; serving: the "
                    "score modifiers models use, bf16 d 128 unless --dtype / --head-dim: prefill B1 N16k hidden 2048 "
-                   "plain, sliding window 4096 causal and 2048,2048, softcap 30, ALiBi (full and causal), and decode "
-                   "B16 H32/kv8 Nk 32k plain and with a 4096 window")
+                   "plain, sliding window 4096 causal and 2048,2048, softcap 30, ALiBi (full and causal), causal on "
+                   "64-row pages, and decode B16 H32/kv8 Nk 32k plain, with a 4096 window and on 16-row pages")
         ->check(CLI::IsMember({"tutorial", "paper", "decode", "serving"}))
         ->excludes(batch)
         ->excludes(heads)
@@ -163,6 +165,10 @@ void add_options(CLI::App& app, BenchOptions& o) {
         ->group(mods);
     app.add_option("--softcap", o.softcap, "logit soft-capping (0: off)")->check(CLI::NonNegativeNumber)->group(mods);
     app.add_flag("--alibi", o.alibi, "ALiBi bias with slopes 2^(-8 (h + 1) / heads)")->group(mods);
+    app.add_option("--page-size", o.page_size,
+                   "K / V in a paged cache of pages this long (a multiple of 16), in random order; 0: contiguous")
+        ->check(CLI::NonNegativeNumber)
+        ->group(mods);
 
     const auto* configs = "Tile configurations";
     auto* config = app.add_option("--config", o.config, "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s stages, e.g. 128x64w4s2, "
@@ -246,8 +252,11 @@ std::vector<Problem> serving_problems(const std::vector<DType>& dtypes, const st
             prefill(true, window_causal), prefill(false, window);
             prefill(false, softcap), prefill(true, softcap);
             prefill(false, alibi), prefill(true, alibi);
+            prefill(true, plain);
+            problems.back().page_size = 64;
             for (const ProblemMods& m : {plain, ProblemMods{4096, -1}})
                 problems.push_back({dtype, 16, kDecodeHeadsQ, 8, 1, 32768, d, false, layout, m});
+            problems.push_back({dtype, 16, kDecodeHeadsQ, 8, 1, 32768, d, false, layout, plain, 16});
         }
     return problems;
 }
@@ -335,8 +344,10 @@ std::vector<Problem> make_plain_problems(const BenchOptions& o) {
 std::vector<Problem> make_problems(const BenchOptions& o) {
     std::vector<Problem> problems = make_plain_problems(o);
     const ProblemMods mods = parse_mods(o);
+    if (o.page_size % 16 != 0)
+        throw UsageError(fmt::format("--page-size {}: expected a multiple of 16 (0: contiguous)", o.page_size));
     if (o.preset != "serving")
-        for (Problem& p : problems) p.mods = mods;
+        for (Problem& p : problems) p.mods = mods, p.page_size = o.page_size;
     return problems;
 }
 

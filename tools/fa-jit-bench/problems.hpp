@@ -33,6 +33,7 @@ struct Problem {
     bool causal = false;
     Layout layout = Layout::bshd;
     ProblemMods mods = {};
+    int page_size = 0;  // > 0: K / V in a paged cache of pages this long, in random order (AttentionArgs::block_table)
 
     ProblemClass problem_class() const;
     bool decode() const { return seqlen_q <= kDecodeMaxSeqlenQ; }
@@ -43,7 +44,8 @@ struct Problem {
     // Bytes of K and V read once: 2 * B * H_kv * Nk * d * element size (what a decode step is bound by); with a
     // left window, of the keys inside it.
     double kv_bytes() const;
-    // "fp32 B4 H16 Nq2048 Nk2048 d128 causal bshd" (heads_kv shown only when it differs: "H16/kv4").
+    // "fp32 B4 H16 Nq2048 Nk2048 d128 causal bshd" (heads_kv shown only when it differs: "H16/kv4"; " page64" for a
+    // paged cache).
     std::string label() const;
 };
 
@@ -62,6 +64,7 @@ struct BenchOptions {
     std::string window;  // "L,R": sliding window of every problem (-1: unbounded side)
     float softcap = 0.f;
     bool alibi = false;
+    int page_size = 0;  // --page-size: every problem's K / V in pages (a multiple of 16; 0: contiguous)
 
     // Configs.
     std::string config;  // "64x64w4" (fp32) or "128x64w4s2" (fp16/bf16): force one

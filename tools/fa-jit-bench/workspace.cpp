@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
+#include <vector>
 
 #include "common/element_types.hpp"
 
@@ -44,6 +46,17 @@ Workspace::Workspace(const Problem& p) : problem_(p) {
     const std::size_t es = element_size(p.dtype);
     q_elems_ = std::size_t(p.batch) * p.heads * p.seqlen_q * p.head_dim;
     kv_elems_ = std::size_t(p.batch) * p.heads_kv * p.seqlen_k * p.head_dim;
+    if (p.page_size > 0) {  // the sequences' pages in a random order (fixed seed), each page_size rows long
+        pages_per_seq_ = std::max(1, (p.seqlen_k + p.page_size - 1) / p.page_size);
+        num_pages_ = p.batch * pages_per_seq_;
+        kv_elems_ = std::size_t(num_pages_) * p.page_size * p.heads_kv * p.head_dim;
+        std::vector<int> table(num_pages_);
+        for (int i = 0; i < num_pages_; ++i) table[i] = i;
+        std::mt19937 rng(42);
+        std::shuffle(table.begin(), table.end(), rng);
+        block_table_ = DeviceBuffer(table.size() * sizeof(int));
+        block_table_.upload(table.data(), table.size() * sizeof(int));
+    }
     lse_elems_ = std::size_t(p.batch) * p.heads * p.seqlen_q;
     set_bytes_ = (q_elems_ + 2 * kv_elems_) * es;
 
@@ -84,6 +97,13 @@ AttentionArgs Workspace::base_args() const {
         a.layout_bshd();
     else
         a.layout_bhsd();
+    if (problem_.page_size > 0) {  // [pages, page_size, heads_kv, d] (bhsd: [pages, heads_kv, page_size, d])
+        a.block_table = static_cast<const int*>(block_table_.get());
+        a.pages_per_seq = pages_per_seq_, a.num_pages = num_pages_, a.page_size = problem_.page_size;
+        a.k_strides = a.v_strides = problem_.layout == Layout::bshd
+                                        ? Strides::bshd(a.page_size, a.heads_kv, a.head_dim)
+                                        : Strides::bhsd(a.page_size, a.heads_kv, a.head_dim);
+    }
     return a;
 }
 

@@ -55,6 +55,8 @@ private:
     std::vector<Inputs> sets_;
     DeviceBuffer o_, lse_, ref_o_, ref_lse_;
     DeviceBuffer alibi_slopes_;  // fp32 [heads] when the problem has ALiBi
+    DeviceBuffer block_table_;   // int32 [batch, pages_per_seq] when K / V are paged
+    int pages_per_seq_ = 0, num_pages_ = 0;
 };
 
 }  // namespace fa_jit::bench

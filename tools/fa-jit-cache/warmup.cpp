@@ -51,7 +51,7 @@ void print_json(const WarmupOptions& options, const std::vector<std::string>& ar
         j["causal"] = it.spec.causal;
         j["config"] = it.spec.tile.to_string();
         j["family"] = it.spec.family();
-        j["features"] = it.spec.mods.to_string() + (it.spec.varlen ? "+varlen" : "");
+        j["features"] = it.spec.mods.to_string() + (it.spec.varlen ? "+varlen" : "") + (it.spec.paged ? "+paged" : "");
         if (kernel_family_has_even_variant(it.spec.family())) j["even_mn"] = it.spec.even_mn;
         j["default"] = it.is_default;
         j["status"] = to_string(r.status);
@@ -144,8 +144,8 @@ Command add_warmup(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--features", o->features,
                     "what the deployment's models use, one set per occurrence: comma-separated window, softcap, alibi "
-                    "(score modifiers) and varlen (packed sequences), or none (e.g. --features none --features "
-                    "window,softcap,varlen); default none")
+                    "(score modifiers), varlen (packed sequences) and paged (a paged KV cache with per-sequence "
+                    "lengths), or none (e.g. --features none --features window,softcap,varlen,paged); default none")
         ->capture_default_str();
     sub->add_flag("--all-configs", o->all_configs,
                   "compile every legal tile config (what fa-jit-bench --sweep tries), not just the default one");

@@ -101,9 +101,9 @@ std::vector<std::string> warmup_archs(const std::string& archs_option) {
     return archs;
 }
 
-// Whether some family serves `problem` without packed sequences.
+// Whether some family serves `problem` without packed sequences and pages.
 bool family_for_plain(ProblemClass problem, int cc) {
-    problem.varlen = false;
+    problem.varlen = problem.paged = false;
     try {
         kernel_family_for(problem, cc);
         return true;
@@ -117,25 +117,31 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
     const std::vector<DType> dtypes = parse_dtypes(options.dtypes);
     const std::vector<int> head_dims = parse_head_dims(options.head_dims);
     const std::vector<bool> causals = parse_causal(options.causal);
-    // Each set: score modifiers, and "varlen" for packed sequences.
-    std::vector<std::pair<ScoreMods, bool>> feature_sets;
+    // Each set: score modifiers, "varlen" for packed sequences, "paged" for a paged KV cache (with per-sequence
+    // lengths, as a serving engine's cache has them).
+    struct FeatureSet {
+        ScoreMods mods;
+        bool varlen = false, paged = false;
+    };
+    std::vector<FeatureSet> feature_sets;
     for (const std::string& set : options.features) {
         std::string mods;
-        bool varlen = false;
+        FeatureSet f;
         for (const std::string& name : split_list(set)) {
             if (name == "varlen")
-                varlen = true;
+                f.varlen = true;
+            else if (name == "paged")
+                f.paged = true;
             else
                 mods += (mods.empty() ? "" : ",") + name;
         }
         try {
-            feature_sets.push_back({ScoreMods::parse(mods, "--features"), varlen});
+            f.mods = ScoreMods::parse(mods, "--features");
         } catch (const InvalidArgument&) {
-            throw UsageError(
-                fmt::format("--features '{}': expected window, softcap, alibi, varlen (comma-separated) "
-                            "or none",
-                            set));
+            throw UsageError(fmt::format(
+                "--features '{}': expected window, softcap, alibi, varlen, paged (comma-separated) or none", set));
         }
+        feature_sets.push_back(f);
     }
     if (feature_sets.empty()) throw UsageError("--features: expected at least one set, e.g. none or window,softcap");
 
@@ -156,13 +162,14 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
                     // Prefill at --seqlen, and decode against a cache of --seqlen keys with 16, 32, 64 and 128 packed
                     // query rows per KV head (one token; 4 tokens x groups of 8, 16 and 32): the decode families'
                     // tiles differ by those rows only.
-                    for (const auto& [mods, varlen] : feature_sets)
+                    for (const FeatureSet& features : feature_sets)
                         for (ProblemClass problem : {ProblemClass{dtype, d, causal, options.seqlen, options.seqlen},
                                                      ProblemClass{dtype, d, causal, 1, options.seqlen, 1},
                                                      ProblemClass{dtype, d, causal, 4, options.seqlen, 8},
                                                      ProblemClass{dtype, d, causal, 4, options.seqlen, 16},
                                                      ProblemClass{dtype, d, causal, 4, options.seqlen, 32}}) {
-                            problem.mods = mods, problem.varlen = varlen;
+                            problem.mods = features.mods, problem.varlen = features.varlen;
+                            problem.paged = problem.seqused_k = features.paged;
                             const int cc = arch_cc(arch);
                             std::vector<AttentionKernelSpec> specs;
                             TileConfig chosen;
@@ -170,8 +177,8 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
                                 chosen = default_tile_config(cc, problem);
                                 specs = warmup_specs(problem, cc, options.all_configs);
                             } catch (const InvalidArgument& e) {
-                                // Packed sequences where no family reads them (fp32 today): nothing to warm.
-                                if (problem.varlen && family_for_plain(problem, cc)) continue;
+                                // Packed sequences or pages where no family reads them: nothing to warm.
+                                if ((problem.varlen || problem.paged) && family_for_plain(problem, cc)) continue;
                                 throw UsageError(fmt::format("--arch {}: {}", arch, e.what()));
                             }
                             for (AttentionKernelSpec& spec : specs) {
@@ -184,10 +191,10 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
 }
 
 std::string describe(const WarmupItem& item) {
-    return fmt::format("{} {} d{} {} {}{}{}{}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
+    return fmt::format("{} {} d{} {} {}{}{}{}{}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
                        item.spec.causal ? "causal" : "full", item.spec.tile.to_string(),
                        item.spec.even_mn ? " even" : "", item.spec.mods.any() ? " " + item.spec.mods.to_string() : "",
-                       item.spec.varlen ? " varlen" : "");
+                       item.spec.varlen ? " varlen" : "", item.spec.paged ? " paged" : "");
 }
 
 const char* to_string(WarmupStatus status) {
