@@ -13,7 +13,9 @@
 // kPaged: K / V in a paged cache (tile/paged_kv.cuh): the K / V maps are (d, page rows, heads, pages) with boxes of
 // page_box_rows() rows, and the producer looks each box's page up. A sequence's last key tile ends inside a page whose
 // rows past its keys hold anything (NaN included): S masks them, and warpgroup 0 zeroes them in V before P V (0 * NaN
-// would poison O). One tile per block.
+// would poison O). The producer loads through clamped entries from the start; meanwhile the consumers check the
+// entries the sequence uses (tile::pages_ok), and on a bad one only drain the ring and store O = 0, LSE = -inf. One
+// tile per block.
 //
 // Launch: block 384 threads, dynamic shared memory ws_layout::smem_bytes(kBlockN, kHeadDim, kStages). Without the
 // causal mask or a window (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b +
@@ -98,12 +100,12 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     // Packed sequences (one tile per block): the sequence's rows and lengths; a block past its end has nothing to do.
-    // A paged cache: the sequence's keys (block-wide: every thread is here).
+    // A paged cache: the sequence's used keys (the consumers check its block table while the first tiles load).
     constexpr bool kSeq = kVarlen || kPaged;
     SeqRows seq{};
     if constexpr (kSeq) {
         const BlockIndex b = block_at(first);
-        seq = seq_rows<kVarlen, kPaged>(p, b.batch);
+        seq = seq_rows<kVarlen, kPaged, false>(p, b.batch);
         if (kVarlen && b.m0 >= seq.seqlen_q) return;
     }
     const auto seqlen_q = [&] { return kSeq ? seq.seqlen_q : p.seqlen_q; };
@@ -258,7 +260,21 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             if (lane == 0) mbarrier::arrive(q_empty);
         };
 
-        if (n_block_max > 0) {
+        // A paged sequence whose table names a page outside the cache has no keys: the tiles the producer loads
+        // anyway are waited for and released unread, and the rows get O = 0, LSE = -inf.
+        const bool bad_table =
+            kPaged && warpgroup::any(4, 256, !pages_ok(p, bi.batch, seqlen_k(), threadIdx.x - 128, 256));
+        if (bad_table && n_block_max > 0) {
+            mbarrier::wait(q_full, q_loads++ & 1u);
+            for (int it = 0; it < n_block_max; ++it) {
+                const int s = (kv_loads + it) % kStages, phase = ((kv_loads + it) / kStages) & 1;
+                mbarrier::wait(k_full(s), phase);
+                mbarrier::wait(v_full(s), phase);
+                __syncwarp();
+                if (lane == 0) mbarrier::arrive(kv_empty(s));
+            }
+            kv_loads += n_block_max;
+        } else if (n_block_max > 0) {
             if (wg == 1 && tile == first) pass_turn();  // warpgroup 0 goes first
             unsigned p_frag[kNTilesS][2];               // P as T pairs: [nt][h] = columns (2t, 2t + 1) of row g + 8h
             float alpha[2];

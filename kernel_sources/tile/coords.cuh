@@ -98,12 +98,13 @@ __device__ __forceinline__ int packed_span(const int* cu, int batch, int total, 
 }
 // With kPaged (a paged KV cache, tile/paged_kv.cuh), keys are not packed: k0 is 0 and seqlen_k the used keys
 // (seqused_k or seqlen_k), 0 when the block table is malformed; block-wide then (every thread of the block calls it).
-template <bool kVarlen, bool kPaged = false>
+// kCheckPages false leaves the table check to the caller (tile::pages_ok): seqlen_k is the used keys.
+template <bool kVarlen, bool kPaged = false, bool kCheckPages = true>
 __device__ __forceinline__ SeqRows seq_rows(const AttentionParams& p, int batch) {
     SeqRows r{0, 0, p.seqlen_q, p.seqlen_k};
     if constexpr (kVarlen) r.seqlen_q = packed_span(p.cu_seqlens_q, batch, p.total_q, p.seqlen_q, r.q0);
     if constexpr (kPaged)
-        r.seqlen_k = checked_keys(p, batch, used_keys(p, batch));
+        r.seqlen_k = kCheckPages ? checked_keys(p, batch, used_keys(p, batch)) : used_keys(p, batch);
     else if constexpr (kVarlen)
         r.seqlen_k = packed_span(p.cu_seqlens_k, batch, p.total_k, p.seqlen_k, r.k0);
     return r;

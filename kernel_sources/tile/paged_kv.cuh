@@ -84,17 +84,23 @@ __device__ __forceinline__ int page_box_rows(int page_size) {
     return a;
 }
 
-// The keys a paged sequence attends to: `keys` when every table entry its keys use names a page in
-// [0, num_pages), else 0. Block-wide: every thread of the block calls it with the same arguments.
-__device__ __forceinline__ int checked_keys(const AttentionParams& p, int batch, int keys) {
+// Whether the entries tid, tid + threads, ... of those that a sequence's `keys` use name pages in [0, num_pages):
+// one thread's share of a table check.
+__device__ __forceinline__ bool pages_ok(const AttentionParams& p, int batch, int keys, int tid, int threads) {
     const int* table = p.block_table + static_cast<long long>(batch) * p.pages_per_seq;
     const int entries = min((keys + p.page_size - 1) / p.page_size, p.pages_per_seq);
     bool bad = false;
-    for (int i = threadIdx.x; i < entries; i += blockDim.x) {
+    for (int i = tid; i < entries; i += threads) {
         const int page = table[i];
         bad |= page < 0 || page >= p.num_pages;
     }
-    return __syncthreads_or(bad) ? 0 : keys;
+    return !bad;
+}
+// The keys a paged sequence attends to: `keys` when every table entry its keys use names a page in
+// [0, num_pages), else 0. Block-wide: every thread of the block calls it with the same arguments.
+__device__ __forceinline__ int checked_keys(const AttentionParams& p, int batch, int keys) {
+    const bool ok = pages_ok(p, batch, keys, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
+    return __syncthreads_or(!ok) ? 0 : keys;
 }
 
 // Rows [row0, row0 + kRows) of a paged K or V into a swizzled shared tile, as cp_async_tile (tile/copy.cuh): chunk ch

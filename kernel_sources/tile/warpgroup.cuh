@@ -25,5 +25,15 @@ __device__ __forceinline__ void sync(int id, int threads) {
 __device__ __forceinline__ void arrive(int id, int threads) {
     asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// sync() that also returns whether `pred` holds in any of the `threads` threads.
+__device__ __forceinline__ bool any(int id, int threads, bool pred) {
+    unsigned result;
+    asm volatile(
+        "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.or.pred q, %2, %3, p;\n selp.u32 %0, 1, 0, q;\n}"
+        : "=r"(result)
+        : "r"(static_cast<unsigned>(pred)), "r"(id), "r"(threads)
+        : "memory");
+    return result != 0;
+}
 
 }  // namespace fa_jit::tile::warpgroup
