@@ -111,8 +111,22 @@ __device__ __forceinline__ void cp_async_tile_paged(unsigned smem, const PagedKv
     static_assert(kChunksRow * 8 >= kHeadDim && kChunksRow * 8 < kHeadDim + 16, "as cp_async_tile");
     static_assert(kHeadDim % 8 == 0, "16-byte chunks need a head dim that is a multiple of 8 elements");
     constexpr bool kPadded = kChunksRow * 8 != kHeadDim;
-    if constexpr (kNThreads % kChunksRow == 0) {
-        constexpr int kRowsPerIter = kNThreads / kChunksRow;
+    constexpr int kRowsPerIter = kNThreads % kChunksRow == 0 ? kNThreads / kChunksRow : 0;
+    // Each thread copies a run of kRun consecutive rows when the run fits a 16-row group (one lookup per thread);
+    // consecutive threads still take consecutive chunks of a row.
+    constexpr int kRun = kRowsPerIter > 0 && kRows % kRowsPerIter == 0 ? kRows / kRowsPerIter : 0;
+    if constexpr (kRun > 0 && kRun <= 16 && 16 % kRun == 0) {
+        const int ch = tid % kChunksRow;
+        const int first = tid / kChunksRow * kRun;
+        const bool col_ok = !kPadded || ch * 8 < kHeadDim;
+        const unsigned short* run = row0 + first < rows_total ? kv.row(row0 + first) + ch * 8 : kv.base;
+#pragma unroll
+        for (int i = 0; i < kRun; ++i) {
+            const bool ok = col_ok && row0 + first + i < rows_total;
+            ptx::cp_async_16(smem + Layout::offset(first + i, ch), ok ? run + i * kv.row_stride : kv.base,
+                             ok ? 16 : 0);
+        }
+    } else if constexpr (kRowsPerIter > 0) {
         // A thread's rows r0 + i * kRowsPerIter (r0 < kRowsPerIter): when kRowsPerIter divides 16, iterations
         // i * kRowsPerIter / 16 share a 16-row group, which starts kRowsPerIter * i rounded down to 16 (one lookup).
         // The copies are compiler barriers, so lookups between them wait for each other: tiles of at most two
