@@ -112,10 +112,11 @@ __device__ __forceinline__ void cp_async_tile_paged(unsigned smem, const PagedKv
     static_assert(kHeadDim % 8 == 0, "16-byte chunks need a head dim that is a multiple of 8 elements");
     constexpr bool kPadded = kChunksRow * 8 != kHeadDim;
     constexpr int kRowsPerIter = kNThreads % kChunksRow == 0 ? kNThreads / kChunksRow : 0;
-    // Each thread copies a run of kRun consecutive rows when the run fits a 16-row group (one lookup per thread);
-    // consecutive threads still take consecutive chunks of a row.
+    // Prefill tiles (more than 32 rows): each thread copies a run of kRun consecutive rows when the run fits a
+    // 16-row group (one lookup per thread); consecutive threads still take consecutive chunks of a row. Decode tiles
+    // (16 or 32 rows) measured faster with the interleaved rows below (H200: 0.98 of contiguous against 0.92).
     constexpr int kRun = kRowsPerIter > 0 && kRows % kRowsPerIter == 0 ? kRows / kRowsPerIter : 0;
-    if constexpr (kRun > 0 && kRun <= 16 && 16 % kRun == 0) {
+    if constexpr (kRows > 32 && kRun > 0 && kRun <= 16 && 16 % kRun == 0) {
         const int ch = tid % kChunksRow;
         const int first = tid / kChunksRow * kRun;
         const bool col_ok = !kPadded || ch * 8 < kHeadDim;
