@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
         kPaged ? PagedKv<unsigned short>::values(p, blk.head_kv, blk.batch) : PagedKv<unsigned short>{};
     auto load_k = [&](unsigned smem, int row0) {
         if constexpr (kPaged)
-            cp_async_tile_paged<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim>(
+            cp_async_tile_paged<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(
                 smem, k_pages, key0 + row0, blk.key_end);
         else
             cp_async_tile<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     };
     auto load_v = [&](unsigned smem, int row0) {
         if constexpr (kPaged)
-            cp_async_tile_paged<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim>(
+            cp_async_tile_paged<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(
                 smem, v_pages, key0 + row0, blk.key_end);
         else
             cp_async_tile<Swizzle128B<kBlockN>, kNThreads, kBlockN, kHeadDim / 8, kHeadDim, false>(

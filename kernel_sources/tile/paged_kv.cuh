@@ -105,18 +105,19 @@ __device__ __forceinline__ int checked_keys(const AttentionParams& p, int batch,
 
 // Rows [row0, row0 + kRows) of a paged K or V into a swizzled shared tile, as cp_async_tile (tile/copy.cuh): chunk ch
 // of row r to Layout::offset(r, ch), zeros for rows >= rows_total and the padding columns. row0: a multiple of 16.
-template <class Layout, int kNThreads, int kRows, int kChunksRow, int kHeadDim>
+// kRowRuns: each thread copies consecutive rows (prefill tiles); false keeps the rows interleaved (decode).
+template <class Layout, int kNThreads, int kRows, int kChunksRow, int kHeadDim, bool kRowRuns = (kRows > 32)>
 __device__ __forceinline__ void cp_async_tile_paged(unsigned smem, const PagedKv<unsigned short>& kv, int row0,
                                                     int rows_total, int tid) {
     static_assert(kChunksRow * 8 >= kHeadDim && kChunksRow * 8 < kHeadDim + 16, "as cp_async_tile");
     static_assert(kHeadDim % 8 == 0, "16-byte chunks need a head dim that is a multiple of 8 elements");
     constexpr bool kPadded = kChunksRow * 8 != kHeadDim;
     constexpr int kRowsPerIter = kNThreads % kChunksRow == 0 ? kNThreads / kChunksRow : 0;
-    // Prefill tiles (more than 32 rows): each thread copies a run of kRun consecutive rows when the run fits a
-    // 16-row group (one lookup per thread); consecutive threads still take consecutive chunks of a row. Decode tiles
-    // (16 or 32 rows) measured faster with the interleaved rows below (H200: 0.98 of contiguous against 0.92).
+    // kRowRuns: each thread copies a run of kRun consecutive rows when the run fits a 16-row group (one lookup per
+    // thread); consecutive threads still take consecutive chunks of a row. Decode tiles measured faster with the
+    // interleaved rows below (H200: 0.98 of contiguous against 0.92).
     constexpr int kRun = kRowsPerIter > 0 && kRows % kRowsPerIter == 0 ? kRows / kRowsPerIter : 0;
-    if constexpr (kRows > 32 && kRun > 0 && kRun <= 16 && 16 % kRun == 0) {
+    if constexpr (kRowRuns && kRun > 0 && kRun <= 16 && 16 % kRun == 0) {
         const int ch = tid % kChunksRow;
         const int first = tid / kChunksRow * kRun;
         const bool col_ok = !kPadded || ch * 8 < kHeadDim;
@@ -177,11 +178,11 @@ __device__ __forceinline__ void cp_async_tile_paged(unsigned smem, const PagedKv
         }
     }
 }
-template <class Layout, int kNThreads, int kRows, int kChunksRow, int kHeadDim>
+template <class Layout, int kNThreads, int kRows, int kChunksRow, int kHeadDim, bool kRowRuns = (kRows > 32)>
 __device__ __forceinline__ void cp_async_tile_paged(unsigned smem, const PagedKv<unsigned short>& kv, int row0,
                                                     int rows_total) {
-    cp_async_tile_paged<Layout, kNThreads, kRows, kChunksRow, kHeadDim>(smem, kv, row0, rows_total,
-                                                                        static_cast<int>(threadIdx.x));
+    cp_async_tile_paged<Layout, kNThreads, kRows, kChunksRow, kHeadDim, kRowRuns>(smem, kv, row0, rows_total,
+                                                                                  static_cast<int>(threadIdx.x));
 }
 
 // fp32 rows into rows of kSmemStride floats, as cp_async_tile_fp32 (tile/copy.cuh); `vec`: 16-byte copies are legal.
