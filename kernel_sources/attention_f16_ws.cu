@@ -180,13 +180,13 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                     mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
-                        tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0,
-                                     bi.head_kv, map_batch(bi), k_full(s));
+                        tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0, bi.head_kv,
+                                     map_batch(bi), k_full(s));
                     mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
-                        tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0,
-                                     bi.head_kv, map_batch(bi), v_full(s));
+                        tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0, bi.head_kv,
+                                     map_batch(bi), v_full(s));
                 }
             }
         }

@@ -69,7 +69,6 @@ struct PagedKv {
         const int page = page_of(j, in_page);
         return base + page * page_stride + in_page * row_stride;
     }
-
 };
 
 // Rows per TMA box of a paged key tile of kBlockN rows: the largest run that never crosses a page (page sizes and
@@ -125,8 +124,7 @@ __device__ __forceinline__ void cp_async_tile_paged(unsigned smem, const PagedKv
 #pragma unroll
         for (int i = 0; i < kRun; ++i) {
             const bool ok = col_ok && row0 + first + i < rows_total;
-            ptx::cp_async_16(smem + Layout::offset(first + i, ch), ok ? run + i * kv.row_stride : kv.base,
-                             ok ? 16 : 0);
+            ptx::cp_async_16(smem + Layout::offset(first + i, ch), ok ? run + i * kv.row_stride : kv.base, ok ? 16 : 0);
         }
     } else if constexpr (kRowsPerIter > 0) {
         // A thread's rows r0 + i * kRowsPerIter (r0 < kRowsPerIter): when kRowsPerIter divides 16, iterations

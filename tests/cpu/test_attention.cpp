@@ -279,7 +279,8 @@ TEST_CASE("paged KV cache: validation, the families that read it, the kernel nam
     paged.paged = true;
     CHECK(kernel_family_for(paged, 80) == "f16-mma");
     CHECK(kernel_family_for(paged, 90) == "f16-ws");  // TMA boxes page by page
-    paged.seqused_k = true;  // the paged prefill kernels read per-sequence lengths themselves
+    // The paged prefill kernels read per-sequence lengths themselves.
+    paged.seqused_k = true;
     CHECK(kernel_family_for(paged, 90) == "f16-ws");
     paged.head_dim = 256, paged.causal = false;
     CHECK(kernel_family_for(paged, 90) == "f16-wgmma");
