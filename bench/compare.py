@@ -766,6 +766,12 @@ def run_ragged(args, builds, fa4, dtype_name):
     return rows
 
 
+def write_json(args, results):
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lib", default="build/libfa_jit.so")
@@ -826,17 +832,13 @@ def main():
         import compare_varlen
         for dtype_name in args.dtype:
             results += compare_varlen.run_varlen(args, fa, fa4, dtype_name)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=1)
+        write_json(args, results)
         return 0 if all(r["fa_jit_tflops"] for r in results) else 1
     elif args.paged:
         import compare_paged
         for dtype_name in args.dtype:
             results += compare_paged.run_paged(args, fa, fa4, dtype_name)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=1)
+        write_json(args, results)
         timed = [r for r in results if r["page_size"] and r.get("vs_contiguous")]
         for ps in sorted({r["page_size"] for r in timed}):
             ratios = [r["vs_contiguous"] for r in timed if r["page_size"] == ps]
@@ -851,16 +853,12 @@ def main():
             print(f"\nfa-jit per visible pair, modifier / plain over {len(with_mods)} rows: min "
                   f"{min(r['per_pair_ratio'] for r in with_mods):.3f}", flush=True)
         ok = all(r["fa_jit_tflops"] for r in results)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=1)
+        write_json(args, results)
         return 0 if ok else 1
     else:
         for dtype_name in args.dtype:
             results += run_dtype(args, fa, dtype_name, base, fa4)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+    write_json(args, results)
     if decode:
         ratios = [r["ratio"] for r in results if r.get("ratio")]
         if ratios:

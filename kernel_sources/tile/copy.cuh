@@ -61,9 +61,10 @@ __device__ __forceinline__ void cp_async_tile(unsigned smem, const unsigned shor
 
 // fp32 elements into rows of kSmemStride floats (padded strides, attention_fp32_layout.cuh), kHeadDimPad columns
 // (a multiple of 4) of which those >= kHeadDim are zero-filled. `vec` (uniform): 16-byte copies are legal (base
-// 16-byte aligned, strides and kHeadDim multiples of 4); otherwise 4-byte copies.
-template <int kNThreads, int kRows, int kSmemStride, int kHeadDimPad, int kHeadDim>
-__device__ __forceinline__ void cp_async_tile_fp32(float* smem, const float* gmem, long long stride, int row0,
+// 16-byte aligned, strides and kHeadDim multiples of 4); otherwise 4-byte copies. Element (j, col) of the source
+// at gmem + offset(j, col) (asked only for rows j below rows_total).
+template <int kNThreads, int kRows, int kSmemStride, int kHeadDimPad, int kHeadDim, class Offset>
+__device__ __forceinline__ void cp_async_rows_fp32(float* smem, const float* gmem, const Offset& offset, int row0,
                                                    int rows_total, bool vec) {
     static_assert(kHeadDimPad % 4 == 0 && kHeadDimPad >= kHeadDim, "rows are copied in 4-float chunks");
     static_assert(kSmemStride >= kHeadDimPad && kSmemStride % 4 == 0, "16-byte aligned shared rows");
@@ -75,7 +76,7 @@ __device__ __forceinline__ void cp_async_tile_fp32(float* smem, const float* gme
         const int r = c / kChunksPerRow;
         const int col = (c % kChunksPerRow) * 4;
         const bool row_ok = row0 + r < rows_total;
-        const float* src = gmem + (row_ok ? (row0 + r) * stride + col : 0);  // in-bounds address even when unused
+        const float* src = gmem + (row_ok ? offset(row0 + r, col) : 0);  // in-bounds address even when unused
         const unsigned dst = smem_base + 4u * (r * kSmemStride + col);
         if (kHeadDim % 4 == 0 && vec) {
             ptx::cp_async_16(dst, src, row_ok && col < kHeadDim ? 16 : 0);
@@ -87,6 +88,13 @@ __device__ __forceinline__ void cp_async_tile_fp32(float* smem, const float* gme
             }
         }
     }
+}
+// Rows of a [rows_total, kHeadDim] matrix with row stride `stride` elements.
+template <int kNThreads, int kRows, int kSmemStride, int kHeadDimPad, int kHeadDim>
+__device__ __forceinline__ void cp_async_tile_fp32(float* smem, const float* gmem, long long stride, int row0,
+                                                   int rows_total, bool vec) {
+    cp_async_rows_fp32<kNThreads, kRows, kSmemStride, kHeadDimPad, kHeadDim>(
+        smem, gmem, [&](int row, int col) { return row * stride + col; }, row0, rows_total, vec);
 }
 
 }  // namespace fa_jit::tile

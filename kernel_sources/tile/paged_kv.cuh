@@ -15,6 +15,7 @@
 
 #include "attention_params.cuh"
 #include "ptx.cuh"
+#include "tile/copy.cuh"
 
 namespace fa_jit::tile {
 
@@ -63,12 +64,13 @@ struct PagedKv {
         in_page = j - entry * page_size;
         return min(max(table[min(entry, last_entry)], 0), last_page);
     }
-    // Key j's row.
-    __device__ __forceinline__ const E* row(int j) const {
+    // Key j's row, and its offset from base in elements.
+    __device__ __forceinline__ long long offset(int j) const {
         int in_page;
         const int page = page_of(j, in_page);
-        return base + page * page_stride + in_page * row_stride;
+        return page * page_stride + in_page * row_stride;
     }
+    __device__ __forceinline__ const E* row(int j) const { return base + offset(j); }
 };
 
 // Rows per TMA box of a paged key tile of kBlockN rows: the largest run that never crosses a page (page sizes and
@@ -187,26 +189,8 @@ __device__ __forceinline__ void cp_async_tile_paged(unsigned smem, const PagedKv
 template <int kNThreads, int kRows, int kSmemStride, int kHeadDimPad, int kHeadDim>
 __device__ __forceinline__ void cp_async_tile_fp32_paged(float* smem, const PagedKv<float>& kv, int row0,
                                                          int rows_total, bool vec) {
-    constexpr int kChunksPerRow = kHeadDimPad / 4;
-    constexpr int kChunks = kRows * kChunksPerRow;
-    const unsigned smem_base = ptx::smem_address(smem);
-#pragma unroll 4
-    for (int c = threadIdx.x; c < kChunks; c += kNThreads) {
-        const int r = c / kChunksPerRow;
-        const int col = (c % kChunksPerRow) * 4;
-        const bool row_ok = row0 + r < rows_total;
-        const float* src = row_ok ? kv.row(row0 + r) + col : kv.base;
-        const unsigned dst = smem_base + 4u * (r * kSmemStride + col);
-        if (kHeadDim % 4 == 0 && vec) {
-            ptx::cp_async_16(dst, src, row_ok && col < kHeadDim ? 16 : 0);
-        } else {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const bool ok = row_ok && col + e < kHeadDim;
-                ptx::cp_async_4(dst + 4u * e, ok ? src + e : kv.base, ok ? 4 : 0);
-            }
-        }
-    }
+    cp_async_rows_fp32<kNThreads, kRows, kSmemStride, kHeadDimPad, kHeadDim>(
+        smem, kv.base, [&](int row, int col) { return kv.offset(row) + col; }, row0, rows_total, vec);
 }
 
 }  // namespace fa_jit::tile

@@ -549,6 +549,31 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     CHECK(spills.empty());
 }
 
+namespace {
+
+// Compiles `specs` and `baseline` (the same kernels without a feature, pairwise) for sm_80 and sm_90a: every one
+// compiles, and each spec spills at most 64 bytes more than its baseline.
+void check_against_baseline(const std::vector<AttentionKernelSpec>& specs,
+                            const std::vector<AttentionKernelSpec>& baseline) {
+    std::map<std::string, testing::PtxasUsage> usage;
+    std::vector<AttentionKernelSpec> all = specs;
+    all.insert(all.end(), baseline.begin(), baseline.end());
+    const auto failures = compile_all(all, {"sm_80", "sm_90a"}, &usage);
+    for (const auto& f : failures) UNSCOPED_INFO(f);
+    CHECK(failures.empty());
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        for (const char* arch : {"sm_80", "sm_90a"}) {
+            const auto with = usage.find(specs[i].name_expression() + " " + arch);
+            const auto without = usage.find(baseline[i].name_expression() + " " + arch);
+            if (with == usage.end() || without == usage.end()) continue;  // not built for this arch (sm_90a only)
+            INFO(with->first << ": " << with->second.spill_stores << " bytes spill stores, "
+                             << without->second.spill_stores << " in " << without->first);
+            CHECK(with->second.spill_stores <= without->second.spill_stores + 64);
+        }
+}
+
+}  // namespace
+
 // Each family's default kernels with every score modifier (window, softcap and ALiBi together, and the window alone),
 // and with packed sequences where the family reads them, compile for sm_80 and sm_90a; their spills stay within 64
 // bytes of the same kernel's without them.
@@ -592,21 +617,7 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
                 }
             }
 
-    std::map<std::string, testing::PtxasUsage> usage;
-    std::vector<AttentionKernelSpec> all = specs;
-    all.insert(all.end(), plain.begin(), plain.end());
-    const auto failures = compile_all(all, {"sm_80", "sm_90a"}, &usage);
-    for (const auto& f : failures) UNSCOPED_INFO(f);
-    CHECK(failures.empty());
-    for (std::size_t i = 0; i < specs.size(); ++i)
-        for (const char* arch : {"sm_80", "sm_90a"}) {
-            const auto with = usage.find(specs[i].name_expression() + " " + arch);
-            const auto without = usage.find(plain[i].name_expression() + " " + arch);
-            if (with == usage.end() || without == usage.end()) continue;  // not built for this arch (sm_90a only)
-            INFO(with->first << ": " << with->second.spill_stores << " bytes spill stores, "
-                             << without->second.spill_stores << " without modifiers");
-            CHECK(with->second.spill_stores <= without->second.spill_stores + 64);
-        }
+    check_against_baseline(specs, plain);
 }
 
 // Each paged family's default kernels, alone and with packed queries and every score modifier, compile for sm_80 and
@@ -633,21 +644,7 @@ TEST_CASE("each family's paged kernels compile for sm_80 and sm_90a", "[attentio
                 }
             }
     CHECK(families == std::set<std::string>{"decode", "decode-wgmma", "f16-mma", "f16-ws", "f16-wgmma", "fp32"});
-    std::map<std::string, testing::PtxasUsage> usage;
-    std::vector<AttentionKernelSpec> all = specs;
-    all.insert(all.end(), contiguous.begin(), contiguous.end());
-    const auto failures = compile_all(all, {"sm_80", "sm_90a"}, &usage);
-    for (const auto& f : failures) UNSCOPED_INFO(f);
-    CHECK(failures.empty());
-    for (std::size_t i = 0; i < specs.size(); ++i)
-        for (const char* arch : {"sm_80", "sm_90a"}) {
-            const auto with = usage.find(specs[i].name_expression() + " " + arch);
-            const auto without = usage.find(contiguous[i].name_expression() + " " + arch);
-            if (with == usage.end() || without == usage.end()) continue;  // not built for this arch (sm_90a only)
-            INFO(with->first << ": " << with->second.spill_stores << " bytes spill stores, "
-                             << without->second.spill_stores << " on contiguous K / V");
-            CHECK(with->second.spill_stores <= without->second.spill_stores + 64);
-        }
+    check_against_baseline(specs, contiguous);
 }
 
 TEST_CASE("every sweep configuration and head dim compiles for sm_80 and sm_90a", "[.][sweep][compile]") {

@@ -24,6 +24,24 @@ std::vector<int> random_lengths(int batch, int seqlen_k, std::mt19937& rng) {
     return out;
 }
 
+// One tile of each decode family that serves decode of 1 token x groups of 4 and 4 tokens x groups of 8 with
+// `feature` (packed sequences, pages) on this GPU, then the chooser's (an empty tile).
+std::vector<TileConfig> decode_tiles(void (*feature)(ProblemClass&)) {
+    const int cc = current_device().cc();
+    std::vector<TileConfig> tiles;
+    for (const auto& [seqlen_q, group] : {std::pair{1, 4}, std::pair{4, 8}}) {
+        ProblemClass p{DType::bf16, 128, true, seqlen_q, 3000, group};
+        feature(p);
+        for (const TileConfig& tile : tile_per_family(p, cc))
+            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
+                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
+                tiles.push_back(tile);
+    }
+    REQUIRE(tiles.size() >= 1);
+    tiles.push_back({});
+    return tiles;
+}
+
 // fp16 and bf16 run the decode family; fp32 (no split-KV family) the fp32 family, per-sequence lengths included.
 void check_decode(const Case& c, std::mt19937& rng) {
     for (DType dtype : {DType::bf16, DType::f16, DType::f32}) check_case(c, dtype, rng);
@@ -88,19 +106,8 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
 // sequence, empty sequences, GQA groups packed into rows, forced and chosen splits (the combine writes each
 // sequence's rows), seqused_k cutting a packed sequence's keys, score modifiers.
 TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]") {
-    const int cc = current_device().cc();
     std::mt19937 rng(15);
-    std::vector<TileConfig> tiles;
-    for (const auto& [seqlen_q, group] : {std::pair{1, 4}, std::pair{4, 8}}) {
-        ProblemClass p{DType::bf16, 128, true, seqlen_q, 3000, group};
-        p.varlen = true;
-        for (const TileConfig& tile : tile_per_family(p, cc))
-            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
-                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
-                tiles.push_back(tile);
-    }
-    REQUIRE(tiles.size() >= 1);
-    tiles.push_back({});
+    const std::vector<TileConfig> tiles = decode_tiles([](ProblemClass& p) { p.varlen = true; });
     for (const TileConfig& tile : tiles)
         for (int splits : {0, 1, 3}) {
             Case one{1, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, {}, splits};
@@ -119,19 +126,8 @@ TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]")
 // A paged KV cache in both decode families: page sizes 16, 64, 256, pages shared and in random order, ragged seqused_k
 // (0 and full included), split counts 1, 3 and chosen, packed queries over pages, modifiers; fp32 in its family.
 TEST_CASE("decode: a paged KV cache in every decode family", "[decode][paged]") {
-    const int cc = current_device().cc();
     std::mt19937 rng(18);
-    std::vector<TileConfig> tiles;
-    for (const auto& [seqlen_q, group] : {std::pair{1, 4}, std::pair{4, 8}}) {
-        ProblemClass p{DType::bf16, 128, true, seqlen_q, 3000, group};
-        p.paged = true, p.seqused_k = true;
-        for (const TileConfig& tile : tile_per_family(p, cc))
-            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
-                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
-                tiles.push_back(tile);
-    }
-    REQUIRE(tiles.size() >= 1);
-    tiles.push_back({});
+    const std::vector<TileConfig> tiles = decode_tiles([](ProblemClass& p) { p.paged = p.seqused_k = true; });
     for (const TileConfig& tile : tiles)
         for (int splits : {0, 1, 3})
             for (int page : {16, 64, 256}) {
