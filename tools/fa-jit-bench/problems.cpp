@@ -1,10 +1,11 @@
 #include "problems.hpp"
 
-#include "common/text.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+
+#include "common/text.hpp"
 
 namespace fa_jit::bench {
 namespace {
@@ -71,33 +72,68 @@ constexpr int kDecodeHeadsKv[] = {32, 8, 1};
 constexpr int kDecodeSeqlensQ[] = {1, 4};
 constexpr int kDecodeSeqlensK[] = {1024, 8192, 32768, 131072};
 
+// The serving preset's packed prefill: 64k tokens in sequences of 1..8k.
+constexpr int kServingVarlenTokens = 65536;
+constexpr int kServingVarlenMax = 8192;
+
 }  // namespace
+
+std::vector<int> Problem::packed_lengths() const {
+    std::vector<int> lengths;
+    if (!varlen()) return lengths;
+    const long long tokens = static_cast<long long>(batch) * seqlen_q;
+    std::uint64_t state = 7;  // splitmix64
+    for (long long packed = 0; packed < tokens;) {
+        std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        const long long n = std::min<long long>(1 + static_cast<long long>(z % varlen_max), tokens - packed);
+        lengths.push_back(static_cast<int>(n));
+        packed += n;
+    }
+    return lengths;
+}
 
 ProblemClass Problem::problem_class() const {
     ProblemClass c{dtype, head_dim, causal, seqlen_q, seqlen_k, heads / heads_kv};
+    if (varlen()) {
+        const std::vector<int> lengths = packed_lengths();
+        c.seqlen_q = c.seqlen_k = *std::max_element(lengths.begin(), lengths.end());
+    }
     c.mods = ScoreMods{mods.window(), mods.softcap != 0.f, mods.alibi};
     c.paged = page_size > 0;
+    c.varlen = varlen();
     return c;
 }
 
-// Query-key pairs a sliding window (and the causal mask) leaves visible, row by row.
-double visible_pairs(const Problem& p) {
+namespace {
+
+// Query-key pairs of one sequence that a sliding window (and the causal mask) leaves visible, row by row.
+double visible_pairs(long long seqlen_q, long long seqlen_k, bool causal, const ProblemMods& mods) {
     double pairs = 0;
-    for (long long i = 0; i < p.seqlen_q; ++i) {
-        const long long diagonal = i + p.seqlen_k - p.seqlen_q;
-        long long last = p.seqlen_k - 1;
-        if (p.causal) last = std::min(last, diagonal);
-        if (p.mods.window_right >= 0) last = std::min(last, diagonal + p.mods.window_right);
-        const long long first = p.mods.window_left >= 0 ? std::max(0LL, diagonal - p.mods.window_left) : 0;
+    for (long long i = 0; i < seqlen_q; ++i) {
+        const long long diagonal = i + seqlen_k - seqlen_q;
+        long long last = seqlen_k - 1;
+        if (causal) last = std::min(last, diagonal);
+        if (mods.window_right >= 0) last = std::min(last, diagonal + mods.window_right);
+        const long long first = mods.window_left >= 0 ? std::max(0LL, diagonal - mods.window_left) : 0;
         pairs += static_cast<double>(std::max(0LL, last - first + 1));
     }
     return pairs;
 }
 
+}  // namespace
+
 double Problem::flops() const {
+    if (varlen()) {
+        double pairs = 0;
+        for (int n : packed_lengths()) pairs += visible_pairs(n, n, causal, mods);
+        return 4.0 * heads * head_dim * pairs;
+    }
     const double per_pair = 4.0 * batch * heads * head_dim;
     const double nq = seqlen_q, nk = seqlen_k;
-    if (mods.window()) return per_pair * visible_pairs(*this);
+    if (mods.window()) return per_pair * visible_pairs(seqlen_q, seqlen_k, causal, mods);
     if (decode() && causal && seqlen_q <= seqlen_k) return per_pair * (nq * nk - nq * (nq - 1) / 2);
     const double f = per_pair * nq * nk;
     return causal ? f / 2 : f;
@@ -117,7 +153,10 @@ std::string Problem::label() const {
     if (mods.softcap != 0.f) modifiers += fmt::format(" softcap{:g}", mods.softcap);
     if (mods.alibi) modifiers += " alibi";
     if (page_size > 0) modifiers += fmt::format(" page{}", page_size);
-    return fmt::format("{} B{} {} Nq{} Nk{} d{} {}{}{}", to_string(dtype), batch, h, seqlen_q, seqlen_k, head_dim,
+    const std::string shape =
+        varlen() ? fmt::format("varlen{}x1..{} T{}", packed_lengths().size(), varlen_max, 1LL * batch * seqlen_q)
+                 : fmt::format("B{}", batch);
+    return fmt::format("{} {} {} Nq{} Nk{} d{} {}{}{}", to_string(dtype), shape, h, seqlen_q, seqlen_k, head_dim,
                        causal ? "causal" : "full", layout == Layout::bhsd ? " bhsd" : "", modifiers);
 }
 
@@ -152,7 +191,8 @@ void add_options(CLI::App& app, BenchOptions& o) {
                    "or --causal for both), Nk 1k,8k,32k,128k, skipping shapes whose K+V exceed 24 GB; serving: the "
                    "score modifiers models use, bf16 d 128 unless --dtype / --head-dim: prefill B1 N16k hidden 2048 "
                    "plain, sliding window 4096 causal and 2048,2048, softcap 30, ALiBi (full and causal), causal on "
-                   "64-row pages, and decode B16 H32/kv8 Nk 32k plain, with a 4096 window and on 16-row pages")
+                   "64-row pages, causal on 64k tokens packed into sequences of 1..8k, and decode B16 H32/kv8 Nk 32k "
+                   "plain, with a 4096 window and on 16-row pages")
         ->check(CLI::IsMember({"tutorial", "paper", "decode", "serving"}))
         ->excludes(batch)
         ->excludes(heads)
@@ -167,6 +207,11 @@ void add_options(CLI::App& app, BenchOptions& o) {
     app.add_flag("--alibi", o.alibi, "ALiBi bias with slopes 2^(-8 (h + 1) / heads)")->group(mods);
     app.add_option("--page-size", o.page_size,
                    "K / V in a paged cache of pages this long (a multiple of 16), in random order; 0: contiguous")
+        ->check(CLI::NonNegativeNumber)
+        ->group(mods);
+    app.add_option("--varlen", o.varlen_max,
+                   "pack each problem's batch x seqlen tokens without padding (cu_seqlens) into sequences of lengths "
+                   "uniform in 1..N (fixed seed; needs --seqlen-k = --seqlen-q); 0: a fixed-length batch")
         ->check(CLI::NonNegativeNumber)
         ->group(mods);
 
@@ -254,6 +299,10 @@ std::vector<Problem> serving_problems(const std::vector<DType>& dtypes, const st
             prefill(false, alibi), prefill(true, alibi);
             prefill(true, plain);
             problems.back().page_size = 64;
+            // 64k tokens packed into sequences of 1..8k, causal (a batch of prompts).
+            problems.push_back({dtype, kServingVarlenTokens / kPaperTokens, heads, heads, kPaperTokens, kPaperTokens, d,
+                                true, layout, plain});
+            problems.back().varlen_max = kServingVarlenMax;
             for (const ProblemMods& m : {plain, ProblemMods{4096, -1}})
                 problems.push_back({dtype, 16, kDecodeHeadsQ, 8, 1, 32768, d, false, layout, m});
             problems.push_back({dtype, 16, kDecodeHeadsQ, 8, 1, 32768, d, false, layout, plain, 16});
@@ -347,7 +396,16 @@ std::vector<Problem> make_problems(const BenchOptions& o) {
     if (o.page_size % 16 != 0)
         throw UsageError(fmt::format("--page-size {}: expected a multiple of 16 (0: contiguous)", o.page_size));
     if (o.preset != "serving")
-        for (Problem& p : problems) p.mods = mods, p.page_size = o.page_size;
+        for (Problem& p : problems) p.mods = mods, p.page_size = o.page_size, p.varlen_max = o.varlen_max;
+    for (const Problem& p : problems) {
+        if (!p.varlen()) continue;
+        if (p.seqlen_q != p.seqlen_k)
+            throw UsageError(fmt::format("--varlen {}: packs self-attention; --seqlen-k {} differs from --seqlen-q {}",
+                                         p.varlen_max, p.seqlen_k, p.seqlen_q));
+        if (p.page_size > 0)
+            throw UsageError(fmt::format("--varlen {} with --page-size {}: fa-jit-bench packs contiguous K / V only",
+                                         p.varlen_max, p.page_size));
+    }
     return problems;
 }
 

@@ -34,18 +34,25 @@ struct Problem {
     Layout layout = Layout::bshd;
     ProblemMods mods = {};
     int page_size = 0;  // > 0: K / V in a paged cache of pages this long, in random order (AttentionArgs::block_table)
+    // > 0: the batch's batch * seqlen_q tokens packed without padding (AttentionArgs::cu_seqlens_q / _k,
+    // self-attention) into sequences of lengths uniform in 1..varlen_max, fixed seed, the last taking what remains.
+    int varlen_max = 0;
+
+    bool varlen() const { return varlen_max > 0; }
+    // The packed sequences' lengths (empty unless varlen()).
+    std::vector<int> packed_lengths() const;
 
     ProblemClass problem_class() const;
     bool decode() const { return seqlen_q <= kDecodeMaxSeqlenQ; }
     // 4 * B * H * Nq * Nk * d, halved when causal (the FlashAttention papers' convention). Decode problems count
     // the (query, key) pairs the causal mask leaves visible exactly: Nq * Nk - Nq * (Nq - 1) / 2 when Nq <= Nk;
-    // so do problems with a sliding window (the pairs inside it).
+    // so do problems with a sliding window (the pairs inside it) and packed sequences (each sequence's pairs).
     double flops() const;
     // Bytes of K and V read once: 2 * B * H_kv * Nk * d * element size (what a decode step is bound by); with a
     // left window, of the keys inside it.
     double kv_bytes() const;
     // "fp32 B4 H16 Nq2048 Nk2048 d128 causal bshd" (heads_kv shown only when it differs: "H16/kv4"; " page64" for a
-    // paged cache).
+    // paged cache). Packed sequences: "bf16 varlen14x1..8192 T65536 H16 ..." (sequences, lengths, tokens).
     std::string label() const;
 };
 
@@ -65,6 +72,7 @@ struct BenchOptions {
     float softcap = 0.f;
     bool alibi = false;
     int page_size = 0;  // --page-size: every problem's K / V in pages (a multiple of 16; 0: contiguous)
+    int varlen_max = 0;  // --varlen: every problem's tokens packed into sequences of 1..varlen_max
 
     // Configs.
     std::string config;  // "64x64w4" (fp32) or "128x64w4s2" (fp16/bf16): force one

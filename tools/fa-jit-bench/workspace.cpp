@@ -57,6 +57,15 @@ Workspace::Workspace(const Problem& p) : problem_(p) {
         block_table_ = DeviceBuffer(table.size() * sizeof(int));
         block_table_.upload(table.data(), table.size() * sizeof(int));
     }
+    if (p.varlen()) {  // the same tokens, packed: [total, heads, d] (bhsd: [heads, total, d]), LSE [heads, total]
+        const std::vector<int> lengths = p.packed_lengths();
+        std::vector<int> cu{0};
+        for (int n : lengths) cu.push_back(cu.back() + n);
+        sequences_ = static_cast<int>(lengths.size());
+        max_length_ = *std::max_element(lengths.begin(), lengths.end());
+        cu_seqlens_ = DeviceBuffer(cu.size() * sizeof(int));
+        cu_seqlens_.upload(cu.data(), cu.size() * sizeof(int));
+    }
     lse_elems_ = std::size_t(p.batch) * p.heads * p.seqlen_q;
     set_bytes_ = (q_elems_ + 2 * kv_elems_) * es;
 
@@ -97,6 +106,19 @@ AttentionArgs Workspace::base_args() const {
         a.layout_bshd();
     else
         a.layout_bhsd();
+    if (problem_.varlen()) {
+        const int total = problem_.batch * problem_.seqlen_q;
+        a.batch = sequences_;
+        a.seqlen_q = a.seqlen_k = max_length_;
+        a.cu_seqlens_q = a.cu_seqlens_k = static_cast<const int*>(cu_seqlens_.get());
+        a.total_q = a.total_k = total;
+        const auto packed = [&](int heads) {
+            return problem_.layout == Layout::bshd ? Strides::bshd(total, heads, a.head_dim)
+                                                   : Strides::bhsd(total, heads, a.head_dim);
+        };
+        a.q_strides = a.o_strides = packed(a.heads_q);
+        a.k_strides = a.v_strides = packed(a.heads_kv);
+    }
     if (problem_.page_size > 0) {  // [pages, page_size, heads_kv, d] (bhsd: [pages, heads_kv, page_size, d])
         a.block_table = static_cast<const int*>(block_table_.get());
         a.pages_per_seq = pages_per_seq_, a.num_pages = num_pages_, a.page_size = problem_.page_size;

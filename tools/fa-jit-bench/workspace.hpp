@@ -57,6 +57,8 @@ private:
     DeviceBuffer alibi_slopes_;  // fp32 [heads] when the problem has ALiBi
     DeviceBuffer block_table_;   // int32 [batch, pages_per_seq] when K / V are paged
     int pages_per_seq_ = 0, num_pages_ = 0;
+    DeviceBuffer cu_seqlens_;  // int32 [sequences + 1] prefix sums when the tokens are packed
+    int sequences_ = 0, max_length_ = 0;
 };
 
 }  // namespace fa_jit::bench

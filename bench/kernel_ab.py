@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""A / B of kernel-source variants on the GPU, without rebuilding the library.
+
+Each variant is a copy of kernel_sources/ with one or more compile-time constants changed, served to fa-jit-bench
+through FA_JIT_KERNEL_DIR (the library compiles a variant's kernels under their own cache keys). Every row set runs
+under every variant in turn, for --rounds rounds, so that clock and temperature drift reach all variants alike;
+each rate is the median over the rounds, next to the first variant's and the rel. L2 error of the check against
+the float64 reference (fa-jit-bench fails a row whose error exceeds the dtype's tolerance). Before the rounds, every
+(variant, row set) runs once untimed, all at the same time, so that NVRTC compiles the kernels in parallel.
+
+    python3 bench/kernel_ab.py --bench .carry/fa-jit-bench \\
+        --variant base --variant fma2 attention_f16_ws.cu:kExp2OnFma=2 \\
+        --rows "--batch 1 --heads 32 --seqlen-q 16k --head-dim 64 --dtype bf16 --causal both"
+
+A change is `FILE:NAME=VALUE`: the one `constexpr ... NAME = ...;` declaration in FILE gets VALUE as its
+initializer (exactly one must match). A variant with no changes is the sources as they are.
+"""
+import argparse
+import csv
+import io
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def make_variant(base, changes, into):
+    shutil.copytree(base, into)
+    for change in changes:
+        m = re.fullmatch(r"([^:]+):(\w+)=(.+)", change)
+        if not m:
+            sys.exit(f"kernel_ab: a change is FILE:NAME=VALUE, got {change!r}")
+        path, name, value = os.path.join(into, m[1]), m[2], m[3]
+        text = open(path).read()
+        pattern = re.compile(r"(constexpr\s[^;=]*\b" + name + r"\s*=\s*)[^;]+;")
+        if len(pattern.findall(text)) != 1:
+            sys.exit(f"kernel_ab: {m[1]} must declare constexpr {name} exactly once")
+        open(path, "w").write(pattern.sub(lambda x: x[1] + value + ";", text))
+
+
+def run_rows(bench, kernel_dir, rows, extra):
+    env = dict(os.environ, FA_JIT_KERNEL_DIR=kernel_dir)
+    cmd = [bench, *shlex.split(rows), "--csv", "-q", *extra]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode not in (0, 1):
+        sys.exit(f"kernel_ab: {' '.join(cmd)} exited {out.returncode}:\n{out.stderr}")
+    return list(csv.DictReader(io.StringIO(out.stdout)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default=os.path.join(ROOT, ".carry", "fa-jit-bench"))
+    ap.add_argument("--sources", default=os.path.join(ROOT, "kernel_sources"), help="the sources variants start from")
+    ap.add_argument("--variant", nargs="+", action="append", required=True, metavar=("NAME", "CHANGE"),
+                    help="a name, then FILE:NAME=VALUE changes (none: the sources as they are)")
+    ap.add_argument("--rows", action="append", required=True, help="fa-jit-bench problem options, one row set")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--bench-args", default="--reps 20 --warmup 3", help="timing options for every run")
+    a = ap.parse_args()
+
+    rates, errors, status = {}, {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = []
+        for name, *changes in a.variant:
+            dirs.append((name, os.path.join(tmp, name)))
+            make_variant(a.sources, changes, dirs[-1][1])
+        with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:  # compiles only: one repetition, no check
+            list(pool.map(lambda job: run_rows(a.bench, job[1], job[0], ["--reps", "1", "--warmup", "0", "--no-check"]),
+                          [(rows, d) for rows in a.rows for _, d in dirs]))
+        print("kernels compiled", file=sys.stderr)
+        for rnd in range(a.rounds):
+            for rows in a.rows:
+                for name, d in dirs:
+                    for r in run_rows(a.bench, d, rows, shlex.split(a.bench_args)):
+                        key = (rows, r["dtype"], r["head_dim"], r["seqlen_q"], r["seqlen_k"], r["causal"])
+                        status[key, name] = r["status"]
+                        if r["tflops"]:
+                            rates.setdefault((key, name), []).append(float(r["tflops"]))
+                        errors[key, name] = r["rel_l2_error"]
+            print(f"round {rnd + 1} of {a.rounds} done", file=sys.stderr)
+
+    names = [n for n, _ in dirs]
+    keys = list(dict.fromkeys(k for k, _ in status))  # in the order they ran
+    print("| rows | dtype | d | Nq | Nk | causal | " + " | ".join(names) + " |")
+    print("|---" * (6 + len(names)) + "|")
+    for key in keys:
+        base = statistics.median(rates[key, names[0]]) if (key, names[0]) in rates else None
+        cells = []
+        for n in names:
+            if (key, n) not in rates:
+                cells.append(status.get((key, n), "-"))
+                continue
+            r = statistics.median(rates[key, n])
+            ratio = f" ({r / base:.3f})" if base and n != names[0] else ""
+            cells.append(f"{r:.1f}{ratio} err {errors[key, n]}")
+        print(f"| {key[0]} | " + " | ".join(key[1:]) + " | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
