@@ -82,7 +82,8 @@ struct FA_JIT_API AttentionArgs {
     // [cu_seqlens_k[b], cu_seqlens_k[b + 1]) of k and v. The tensors are then [total_q or total_k rows, heads,
     // head_dim] (the batch strides are unused), seqlen_q and seqlen_k are upper bounds of the sequences' lengths
     // (FlashAttention's max_seqlen: the grid), and LSE is [heads_q, total_q]. The host never reads them; kernels clamp
-    // each sequence into [0, total) and to the bounds.
+    // each sequence into [0, total) and to the bounds, and a sequence with malformed entries (negative, decreasing,
+    // past the total, longer than the bound) attends to nothing: its clamped rows get O = 0, LSE = -inf.
     const int* cu_seqlens_q = nullptr;
     const int* cu_seqlens_k = nullptr;
     int total_q = 0;  // rows of q and o

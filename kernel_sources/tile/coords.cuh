@@ -84,12 +84,19 @@ __device__ __forceinline__ int used_keys(const AttentionParams& p, int batch) {
 }
 // A sequence's rows and lengths. Without kVarlen: row 0 of its batch (the batch strides place it), p.seqlen_q and
 // p.seqlen_k. With packed sequences (p.cu_seqlens_q / _k): its first rows q0 / k0 in the packed tensors and its
-// lengths, each clamped so that [start, start + length) lies inside [0, total) and length <= the host's bound: a
-// malformed prefix sum (decreasing, negative, past the end) shortens or empties the sequence, never reaches outside.
+// lengths, each clamped so that [start, start + length) lies inside [0, total) and length <= the host's bound, so a
+// malformed prefix sum never reaches outside. A sequence whose own entries are malformed (negative, decreasing, past
+// the total, or longer than the bound) gets no keys: its clamped rows come out O = 0, LSE = -inf (a decreasing pair
+// leaves it no rows either; rows no sequence covers are not written).
 struct SeqRows {
     int q0, k0;
     int seqlen_q, seqlen_k;
 };
+// Whether entries cu[batch], cu[batch + 1] describe rows inside [0, total), at most `bound` of them.
+__device__ __forceinline__ bool packed_ok(const int* cu, int batch, int total, int bound) {
+    const int s = cu[batch], e = cu[batch + 1];
+    return 0 <= s && s <= e && e <= total && e - s <= bound;
+}
 __device__ __forceinline__ int packed_span(const int* cu, int batch, int total, int bound, int& start) {
     const int s = min(max(cu[batch], 0), total);
     const int e = min(max(cu[batch + 1], s), total);
@@ -107,6 +114,11 @@ __device__ __forceinline__ SeqRows seq_rows(const AttentionParams& p, int batch)
         r.seqlen_k = kCheckPages ? checked_keys(p, batch, used_keys(p, batch)) : used_keys(p, batch);
     else if constexpr (kVarlen)
         r.seqlen_k = packed_span(p.cu_seqlens_k, batch, p.total_k, p.seqlen_k, r.k0);
+    if constexpr (kVarlen) {
+        const bool ok = packed_ok(p.cu_seqlens_q, batch, p.total_q, p.seqlen_q) &&
+                        (kPaged || packed_ok(p.cu_seqlens_k, batch, p.total_k, p.seqlen_k));
+        if (!ok) r.seqlen_k = 0;
+    }
     return r;
 }
 

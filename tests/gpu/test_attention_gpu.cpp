@@ -208,8 +208,29 @@ TEST_CASE("packed variable-length sequences match the reference", "[attention][v
     check_case(fp32, DType::f32, rng);
 }
 
+namespace {
+
+// Which rows of the packed tensors a malformed prefix sum leaves to well-formed sequences (+1: they attend as usual)
+// and to malformed ones (-1: O = 0, LSE = -inf), clamped as the kernels clamp them (tile::seq_rows); 0: no sequence,
+// or both kinds (two sequences write the row: either result may land).
+std::vector<int> row_kinds(const std::vector<int>& cu, int total, int bound) {
+    std::vector<int> good(total), bad(total);
+    for (std::size_t b = 0; b + 1 < cu.size(); ++b) {
+        const int s = cu[b], e = cu[b + 1];
+        const bool ok = 0 <= s && s <= e && e <= total && e - s <= bound;
+        const int start = std::min(std::max(s, 0), total), end = std::min(std::max(e, start), total);
+        for (int r = start; r < start + std::min(end - start, bound); ++r) ++(ok ? good : bad)[r];
+    }
+    std::vector<int> kind(total);
+    for (int r = 0; r < total; ++r) kind[r] = good[r] && !bad[r] ? 1 : bad[r] && !good[r] ? -1 : 0;
+    return kind;
+}
+
+}  // namespace
+
 // Malformed prefix sums (decreasing, negative, past the end, a step above the bound): the kernels clamp them, so a
-// call reads and writes inside the tensors (compute-sanitizer's memcheck runs this case: [sanitize]); with
+// call reads and writes inside the tensors (compute-sanitizer's memcheck runs this case: [sanitize]), and a sequence
+// whose own entries are malformed attends to nothing (O = 0, LSE = -inf) while the others come out right; with
 // FA_JIT_CHECK=1 the first bad entry is an InvalidArgument instead.
 TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 names them",
           "[attention][varlen][sanitize]") {
@@ -221,7 +242,10 @@ TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 name
     a.q_strides = a.k_strides = a.v_strides = a.o_strides = {0, d, heads * d};
     DeviceBuffer q(total * heads * d * 2), k(total * heads * d * 2), v(total * heads * d * 2), o(total * heads * d * 2),
         lse(heads * total * 4), cu(4 * (batch + 1));
-    q.fill_bytes(0), k.fill_bytes(0), v.fill_bytes(0);
+    // Scores all 0, every V element 0x3F3F (bf16 0.746): a row that attends to its keys comes out 0.746 everywhere,
+    // LSE log(visible keys).
+    q.fill_bytes(0), k.fill_bytes(0), v.fill_bytes(0x3F);
+    const float v_value = tools::decode(std::string(2, '\x3F'), DType::bf16)[0];
     a.q = q.get(), a.k = k.get(), a.v = v.get(), a.o = o.get(), a.lse = static_cast<float*>(lse.get());
     a.cu_seqlens_q = a.cu_seqlens_k = static_cast<const int*>(cu.get());
     const std::vector<std::pair<std::vector<int>, std::string>> malformed = {
@@ -237,8 +261,34 @@ TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 name
         for (const auto& [entries, name] : malformed) {
             INFO(tile.to_string() << " " << name);
             cu.upload(entries.data(), entries.size() * 4);
+            o.fill_bytes(0xFF), lse.fill_bytes(0xFF);  // NaN
             CHECK_NOTHROW(attention(a, nullptr, tile));
             synchronize();
+            std::string o_bytes(o.size(), '\0');
+            o.download(o_bytes.data(), o_bytes.size());
+            const std::vector<float> out = tools::decode(o_bytes, DType::bf16);
+            std::vector<float> lse_out(heads * total);
+            lse.download(lse_out.data(), lse_out.size() * 4);
+            const std::vector<int> kind = row_kinds(entries, total, 128);
+            int zero_rows = 0, attended_rows = 0, wrong = 0;
+            for (int r = 0; r < total; ++r) {
+                if (kind[r] == 0) continue;
+                (kind[r] < 0 ? zero_rows : attended_rows) += 1;
+                for (int h = 0; h < heads; ++h) {
+                    const float l = lse_out[h * total + r];
+                    bool ok = kind[r] < 0 ? std::isinf(l) && l < 0 : std::isfinite(l);
+                    for (int c = 0; c < d; ++c) {
+                        const float x = out[(static_cast<std::size_t>(r) * heads + h) * d + c];
+                        ok = ok && (kind[r] < 0 ? x == 0.f : std::abs(x - v_value) < 1e-2f);
+                    }
+                    if (!ok && wrong++ < 3)
+                        UNSCOPED_INFO("row " << r << " head " << h << (kind[r] < 0 ? " (malformed)" : " (well-formed)")
+                                             << ": LSE " << l << ", O[0] " << out[(r * heads + h) * d]);
+                }
+            }
+            CHECK(wrong == 0);
+            CHECK(zero_rows > 0);      // every case has a malformed sequence with rows inside the tensor
+            CHECK(attended_rows > 0);  // and a well-formed one
         }
     set_metadata_checks(true);
     for (const auto& [entries, name] : malformed) {
