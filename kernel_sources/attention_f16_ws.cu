@@ -125,7 +125,11 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     // cp.async instead, 16 bytes per thread and copy, zeros past the keys (0: always TMA; bench/NOTES.md, "A paged
     // KV cache": many small boxes bound the TMA path at 16-row pages).
     constexpr int kCpAsyncBoxRows = 0;
-    const bool cp_kv = kPaged && kCpAsyncBoxRows > 0 && page_box_rows<kBlockN>(p.page_size) < kCpAsyncBoxRows;
+    // Registers per thread after setmaxnreg: the producer keeps 24 (TMA) or 40 (its cp.async loop spills at 32), the
+    // consumers take the rest of the file (128 x 40 + 256 x 232 = 64512 of 65536).
+    constexpr bool kCpAsyncKv = kPaged && kCpAsyncBoxRows > 0;
+    constexpr int kProducerRegisters = kCpAsyncKv ? 40 : 24, kConsumerRegisters = kCpAsyncKv ? 232 : 240;
+    const bool cp_kv = kCpAsyncKv && page_box_rows<kBlockN>(p.page_size) < kCpAsyncBoxRows;
     if (threadIdx.x == 0) {
         mbarrier::init(q_full, 1);
         mbarrier::init(q_empty, kConsumerWarps);
@@ -140,8 +144,6 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
 
     // ---- producer ---------------------------------------------------------------------------------------------------
     if (warp < 4) {
-        // 24 registers; 32 where the warpgroup copies pages itself (128 x 32 + 256 x 240: the whole register file).
-        constexpr int kProducerRegisters = kPaged && kCpAsyncBoxRows > 0 ? 32 : 24;
         warpgroup::release_registers<kProducerRegisters>();
         // One thread issues the loads; a paged cache keeps its warp, whose lanes look the pages of a tile up at once,
         // or the whole warpgroup when it copies K / V itself.
@@ -223,7 +225,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     }
 
     // ---- consumers -------------------------------------------------------------------------------------------------
-    warpgroup::claim_registers<240>();
+    warpgroup::claim_registers<kConsumerRegisters>();
     const float kNegInf = neg_inf_f32();
     const int cw = warp - 4;        // consumer warp 0..7
     const int warp_row0 = cw * 16;  // its 16 rows of the block's 128

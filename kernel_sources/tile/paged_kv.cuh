@@ -104,7 +104,7 @@ __device__ __forceinline__ int checked_keys(const AttentionParams& p, int batch,
     return __syncthreads_or(!ok) ? 0 : keys;
 }
 
-// The same copy for threads that keep few registers (a warp-specialized producer's 32): one chunk per thread and
+// The same copy for threads that keep few registers (a warp-specialized producer's 40): one chunk per thread and
 // trip, its row looked up each time, nothing hoisted across trips (the unrolled runs above spill there).
 template <class Layout, int kNThreads, int kRows, int kChunksRow, int kHeadDim>
 __device__ __forceinline__ void cp_async_tile_paged_lean(unsigned smem, const PagedKv<unsigned short>& kv, int row0,
