@@ -77,7 +77,7 @@ TEST_CASE("fa-jit-bench --varlen refuses what it cannot pack, naming the options
     CHECK_THROWS_AS(problems_of("--varlen -5"), CLI::ValidationError);
 }
 
-TEST_CASE("fa-jit-bench --preset serving has a packed causal prefill of 64k tokens in sequences of 1..8k",
+TEST_CASE("fa-jit-bench --preset serving packs 64k tokens into sequences of 1..8k, beside a fixed batch of them",
           "[tools][varlen]") {
     const std::vector<Problem> problems = problems_of("--preset serving");
     const auto packed = std::find_if(problems.begin(), problems.end(), [](const Problem& p) { return p.varlen(); });
@@ -89,6 +89,13 @@ TEST_CASE("fa-jit-bench --preset serving has a packed causal prefill of 64k toke
     CHECK(packed->varlen_max == 8192);
     const std::vector<int> lengths = packed->packed_lengths();
     CHECK(std::accumulate(lengths.begin(), lengths.end(), 0LL) == 65536);
-    // The other rows stay fixed-length.
+    // The other rows stay fixed-length; the next one holds the same tokens at the mean length.
     CHECK(std::count_if(problems.begin(), problems.end(), [](const Problem& p) { return p.varlen(); }) == 1);
+    REQUIRE(packed + 1 != problems.end());
+    const Problem& fixed = packed[1];
+    CHECK(fixed.batch == static_cast<int>(lengths.size()));
+    CHECK(fixed.seqlen_q == 65536 / fixed.batch);
+    CHECK(fixed.seqlen_k == fixed.seqlen_q);
+    CHECK(fixed.causal);
+    CHECK(fixed.heads == packed->heads);
 }

@@ -183,16 +183,18 @@ void add_options(CLI::App& app, BenchOptions& o) {
     app.add_option("--layout", o.layout, "memory layout: bshd ([batch, seq, heads, d]) or bhsd")
         ->capture_default_str()
         ->group(shape);
-    app.add_option("--preset", o.preset,
-                   "tutorial: B=1 H=96 N=512 d=128 (fp32 unless --dtype); paper: FlashAttention's protocol, "
-                   "batch*seqlen = 16k tokens, heads*head_dim = 2048, seqlen 512..16k, --head-dim default 64,128, "
-                   "causal both; decode: KV-cache decode steps, bf16 unless --dtype, d 128 unless --head-dim, "
-                   "B 1,16,64, 32 query heads over 32,8,1 KV heads (or --heads-kv), Nq 1 (full) and 4 (causal, "
-                   "or --causal for both), Nk 1k,8k,32k,128k, skipping shapes whose K+V exceed 24 GB; serving: the "
-                   "score modifiers models use, bf16 d 128 unless --dtype / --head-dim: prefill B1 N16k hidden 2048 "
-                   "plain, sliding window 4096 causal and 2048,2048, softcap 30, ALiBi (full and causal), causal on "
-                   "64-row pages, causal on 64k tokens packed into sequences of 1..8k, and decode B16 H32/kv8 Nk 32k "
-                   "plain, with a 4096 window and on 16-row pages")
+    app.add_option(
+           "--preset", o.preset,
+           "tutorial: B=1 H=96 N=512 d=128 (fp32 unless --dtype); paper: FlashAttention's protocol, "
+           "batch*seqlen = 16k tokens, heads*head_dim = 2048, seqlen 512..16k, --head-dim default 64,128, "
+           "causal both; decode: KV-cache decode steps, bf16 unless --dtype, d 128 unless --head-dim, "
+           "B 1,16,64, 32 query heads over 32,8,1 KV heads (or --heads-kv), Nq 1 (full) and 4 (causal, "
+           "or --causal for both), Nk 1k,8k,32k,128k, skipping shapes whose K+V exceed 24 GB; serving: the "
+           "score modifiers models use, bf16 d 128 unless --dtype / --head-dim: prefill B1 N16k hidden 2048 "
+           "plain, sliding window 4096 causal and 2048,2048, softcap 30, ALiBi (full and causal), causal on "
+           "64-row pages, causal on 64k tokens packed into sequences of 1..8k and as a fixed batch at their mean "
+           "length, and decode B16 H32/kv8 Nk 32k "
+           "plain, with a 4096 window and on 16-row pages")
         ->check(CLI::IsMember({"tutorial", "paper", "decode", "serving"}))
         ->excludes(batch)
         ->excludes(heads)
@@ -303,6 +305,10 @@ std::vector<Problem> serving_problems(const std::vector<DType>& dtypes, const st
             problems.push_back({dtype, kServingVarlenTokens / kPaperTokens, heads, heads, kPaperTokens, kPaperTokens, d,
                                 true, layout, plain});
             problems.back().varlen_max = kServingVarlenMax;
+            // The same tokens as a fixed-length batch at the mean length: what the packed row is measured against.
+            const int sequences = static_cast<int>(problems.back().packed_lengths().size());
+            problems.push_back({dtype, sequences, heads, heads, kServingVarlenTokens / sequences,
+                                kServingVarlenTokens / sequences, d, true, layout, plain});
             for (const ProblemMods& m : {plain, ProblemMods{4096, -1}})
                 problems.push_back({dtype, 16, kDecodeHeadsQ, 8, 1, 32768, d, false, layout, m});
             problems.push_back({dtype, 16, kDecodeHeadsQ, 8, 1, 32768, d, false, layout, plain, 16});
