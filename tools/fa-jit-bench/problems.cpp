@@ -82,12 +82,9 @@ std::vector<int> Problem::packed_lengths() const {
     std::vector<int> lengths;
     if (!varlen()) return lengths;
     const long long tokens = static_cast<long long>(batch) * seqlen_q;
-    std::uint64_t state = 7;  // splitmix64
+    std::uint64_t state = 7;
     for (long long packed = 0; packed < tokens;) {
-        std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
+        const std::uint64_t z = splitmix64(state);
         const long long n = std::min<long long>(1 + static_cast<long long>(z % varlen_max), tokens - packed);
         lengths.push_back(static_cast<int>(n));
         packed += n;

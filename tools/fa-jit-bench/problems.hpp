@@ -1,14 +1,14 @@
 // What fa-jit-bench measures: the problems (shapes) from the command line or a preset, and which tile configs.
 #pragma once
 
-#include "fa_jit/tuning.hpp"
-
 #include <CLI/CLI.hpp>
-
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "fa_jit/tuning.hpp"
 
 namespace fa_jit::bench {
 
@@ -26,6 +26,14 @@ struct ProblemMods {
     bool alibi = false;
     bool window() const { return window_left >= 0 || window_right >= 0; }
 };
+
+// splitmix64: the next of a fixed-seed stream of 64-bit values (fa-jit-bench's inputs and packed lengths).
+inline std::uint64_t splitmix64(std::uint64_t& state) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
 
 struct Problem {
     DType dtype = DType::f32;

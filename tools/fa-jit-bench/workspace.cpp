@@ -16,10 +16,7 @@ std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
     std::vector<float> out(n);
     std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
     for (auto& v : out) {
-        std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
+        const std::uint64_t z = splitmix64(state);
         v = static_cast<float>(static_cast<double>(z >> 40) / double(1ull << 23) - 1.0);
     }
     return out;
