@@ -4,12 +4,13 @@
 Each variant is a copy of kernel_sources/ with one or more compile-time constants changed, served to fa-jit-bench
 through FA_JIT_KERNEL_DIR (the library compiles a variant's kernels under their own cache keys). Every row set runs
 under every variant in turn, for --rounds rounds, so that clock and temperature drift reach all variants alike;
-each rate is the median over the rounds, next to the first variant's and the rel. L2 error of the check against
-the float64 reference (fa-jit-bench fails a row whose error exceeds the dtype's tolerance). Before the rounds, every
-(variant, row set) runs once untimed, all at the same time, so that NVRTC compiles the kernels in parallel.
+each rate is the median over the rounds, next to the first variant's and the rel. L2 error of the first round's
+check against the float64 reference (fa-jit-bench fails a row whose error exceeds the dtype's tolerance). Before the
+rounds, every (variant, row set) runs once untimed, all at the same time, so that NVRTC compiles the kernels in
+parallel. A table follows every round, so that a run cut short still reports.
 
     python3 bench/kernel_ab.py --bench .carry/fa-jit-bench \\
-        --variant base --variant fma2 attention_f16_ws.cu:kExp2OnFma=2 \\
+        --variant base --variant try2 attention_f16_ws.cu:kSomeSwitch=2 \\
         --rows "--batch 1 --heads 32 --seqlen-q 16k --head-dim 64 --dtype bf16 --causal both"
 
 A change is `FILE:NAME=VALUE`: the one `constexpr ... NAME = ...;` declaration in FILE gets VALUE as its
@@ -75,18 +76,25 @@ def main():
             list(pool.map(lambda job: run_rows(a.bench, job[1], job[0], ["--reps", "1", "--warmup", "0", "--no-check"]),
                           [(rows, d) for rows in a.rows for _, d in dirs]))
         print("kernels compiled", file=sys.stderr)
+        names = [n for n, _ in dirs]
         for rnd in range(a.rounds):
+            # The check runs in the first round only: its error does not change, and later rounds time faster.
+            timing = shlex.split(a.bench_args) + (["--no-check"] if rnd else [])
             for rows in a.rows:
                 for name, d in dirs:
-                    for r in run_rows(a.bench, d, rows, shlex.split(a.bench_args)):
+                    for r in run_rows(a.bench, d, rows, timing):
                         key = (rows, r["dtype"], r["head_dim"], r["seqlen_q"], r["seqlen_k"], r["causal"])
-                        status[key, name] = r["status"]
+                        if not rnd:
+                            status[key, name] = r["status"]
+                            errors[key, name] = r["rel_l2_error"]
                         if r["tflops"]:
                             rates.setdefault((key, name), []).append(float(r["tflops"]))
-                        errors[key, name] = r["rel_l2_error"]
+            # A table after every round, so that a run cut short by a time limit still reports.
             print(f"round {rnd + 1} of {a.rounds} done", file=sys.stderr)
+            print_table(names, status, rates, errors)
 
-    names = [n for n, _ in dirs]
+
+def print_table(names, status, rates, errors):
     keys = list(dict.fromkeys(k for k, _ in status))  # in the order they ran
     print("| rows | dtype | d | Nq | Nk | causal | " + " | ".join(names) + " |")
     print("|---" * (6 + len(names)) + "|")
@@ -100,7 +108,7 @@ def main():
             r = statistics.median(rates[key, n])
             ratio = f" ({r / base:.3f})" if base and n != names[0] else ""
             cells.append(f"{r:.1f}{ratio} err {errors[key, n]}")
-        print(f"| {key[0]} | " + " | ".join(key[1:]) + " | " + " | ".join(cells) + " |")
+        print(f"| {key[0]} | " + " | ".join(key[1:]) + " | " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,7 @@
 // rows past its keys hold anything (NaN included): S masks them, and warpgroup 0 zeroes them in V before P V (0 * NaN
 // would poison O). The producer loads through clamped entries from the start; meanwhile the consumers check the
 // entries the sequence uses (tile::pages_ok), and on a bad one only drain the ring and store O = 0, LSE = -inf. One
-// tile per block. Pages whose boxes would be smaller than kCpAsyncBoxRows rows (off while it is 0): the producer
-// warpgroup gathers K / V with cp.async instead (zeros past the keys, no V clean-up), each thread arriving on the
-// full barriers when its copies land; the consumers fence the async proxy after their waits.
+// tile per block.
 //
 // Launch: block 384 threads, dynamic shared memory ws_layout::smem_bytes(kBlockN, kHeadDim, kStages). Without the
 // causal mask or a window (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b +
@@ -76,11 +74,6 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     constexpr unsigned kQBytes = 2u * kBlockM * kHeadDimP;  // TMA writes whole boxes, zeros past head_dim included
     constexpr unsigned kKVBytes = 2u * kBlockN * kHeadDimP;
     constexpr int kConsumerWarps = 8;
-    // n-tiles of S (of every 8) whose exponentials run on the FMA pipe (tile/softmax.cuh, Exp2Split): none until
-    // `scripts/gpu-check exp2` has measured which rows gain (d 64 and softcap keep the MUFU pipe as busy as the
-    // tensor cores; bench/NOTES.md).
-    constexpr int kExp2OnFma = 0;
-    using Exp2 = Exp2Split<kExp2OnFma, kBf16 ? 3 : 4>;
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
 
@@ -121,21 +114,12 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const int q_row0 = kVarlen ? seq.q0 : 0, k_row0 = kVarlen ? seq.k0 : 0;  // TMA row coordinates of row / key 0
     const auto map_batch = [&](const BlockIndex& b) { return kVarlen ? 0 : b.batch; };
 
-    // Pages whose TMA boxes would hold fewer than kCpAsyncBoxRows rows: the producer warpgroup gathers K / V with
-    // cp.async instead, 16 bytes per thread and copy, zeros past the keys (0: always TMA; bench/NOTES.md, "A paged
-    // KV cache": many small boxes bound the TMA path at 16-row pages).
-    constexpr int kCpAsyncBoxRows = 0;
-    // Registers per thread after setmaxnreg: the producer keeps 24 (TMA) or 40 (its cp.async loop spills at 32), the
-    // consumers take the rest of the file (128 x 40 + 256 x 232 = 64512 of 65536).
-    constexpr bool kCpAsyncKv = kPaged && kCpAsyncBoxRows > 0;
-    constexpr int kProducerRegisters = kCpAsyncKv ? 40 : 24, kConsumerRegisters = kCpAsyncKv ? 232 : 240;
-    const bool cp_kv = kCpAsyncKv && page_box_rows<kBlockN>(p.page_size) < kCpAsyncBoxRows;
     if (threadIdx.x == 0) {
         mbarrier::init(q_full, 1);
         mbarrier::init(q_empty, kConsumerWarps);
         for (int s = 0; s < kStages; ++s) {
-            mbarrier::init(k_full(s), cp_kv ? 128 : 1);  // cp.async: each producer thread's arrival
-            mbarrier::init(v_full(s), cp_kv ? 128 : 1);
+            mbarrier::init(k_full(s), 1);
+            mbarrier::init(v_full(s), 1);
             mbarrier::init(kv_empty(s), kConsumerWarps);
         }
         mbarrier::fence_init();
@@ -144,11 +128,10 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
 
     // ---- producer ---------------------------------------------------------------------------------------------------
     if (warp < 4) {
-        warpgroup::release_registers<kProducerRegisters>();
-        // One thread issues the loads; a paged cache keeps its warp, whose lanes look the pages of a tile up at once,
-        // or the whole warpgroup when it copies K / V itself.
-        if (cp_kv ? false : kPaged ? warp != 0 : threadIdx.x != 0) return;
-        const bool leader = !kPaged || (cp_kv ? threadIdx.x == 0 : lane == 0);
+        warpgroup::release_registers<24>();
+        // One thread issues the loads; a paged cache keeps its warp, whose lanes look the pages of a tile up at once.
+        if (kPaged ? warp != 0 : threadIdx.x != 0) return;
+        const bool leader = !kPaged || lane == 0;
         if (leader) {
             tma::prefetch_map(q_map);
             tma::prefetch_map(k_map);
@@ -172,21 +155,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                 const int s = kv_loads % kStages;
                 const int n0 = (span.end - 1 - it) * kBlockN;
-                if constexpr (kPaged) {
-                    if (cp_kv) {  // the warpgroup gathers the tile's rows; each thread's arrival follows its copies
-                        using Layout = Swizzle128B<kBlockN>;
-                        mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);
-                        cp_async_tile_paged_lean<Layout, 128, kBlockN, kHeadDimK / 8, kHeadDim>(
-                            sK + s * kKVBytes, PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch), n0, seqlen_k(),
-                            threadIdx.x);
-                        mbarrier::arrive_on_cp_async(k_full(s));
-                        cp_async_tile_paged_lean<Layout, 128, kBlockN, kHeadDimK / 8, kHeadDim>(
-                            sV + s * kKVBytes, PagedKv<unsigned short>::values(p, bi.head_kv, bi.batch), n0, seqlen_k(),
-                            threadIdx.x);
-                        mbarrier::arrive_on_cp_async(v_full(s));
-                        continue;
-                    }
-                    // Lane i loads box i (page_box_rows() rows), from its page.
+                if constexpr (kPaged) {  // lane i loads box i (page_box_rows() rows), from its page
                     const int box = page_box_rows<kBlockN>(p.page_size);
                     const int r = lane * box;
                     int in_page = 0, page = 0;
@@ -225,7 +194,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     }
 
     // ---- consumers -------------------------------------------------------------------------------------------------
-    warpgroup::claim_registers<kConsumerRegisters>();
+    warpgroup::claim_registers<240>();
     const float kNegInf = neg_inf_f32();
     const int cw = warp - 4;        // consumer warp 0..7
     const int warp_row0 = cw * 16;  // its 16 rows of the block's 128
@@ -265,8 +234,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                     mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(), kNegInf,
                                                   mod);
             }
-            online_softmax<Exp2>(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
-                                 [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
+            online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
+                           [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
         };
         // Paged: the first key tile visited (the sequence's last, `load` of the ring) may end inside a page, whose
         // rows past the keys hold anything. Warpgroup 0 zeroes them in V before its first turn: every P V of the tile
@@ -285,11 +254,6 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 wgmma::fence_proxy_async();  // visible to the wgmmas (async proxy) of both warpgroups
                 warpgroup::sync(3, 128);
             }
-        };
-        // A stage's K or V has landed; cp.async data (generic proxy) is fenced for the wgmmas (async proxy).
-        const auto wait_full = [&](unsigned bar, int load) {
-            mbarrier::wait(bar, (load / kStages) & 1u);
-            if (cp_kv) wgmma::fence_proxy_async();
         };
         // The tile's last S has been computed: Q may take the next tile's rows.
         const auto release_q = [&] {
@@ -316,8 +280,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             float alpha[2];
             mbarrier::wait(q_full, q_loads++ & 1u);
             const int kv0 = kv_loads;
-            if (kPaged && !cp_kv) clean_v_tail(kv0);  // cp.async wrote zeros there
-            wait_full(k_full(kv0 % kStages), kv0);
+            if constexpr (kPaged) clean_v_tail(kv0);
+            mbarrier::wait(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
             {
                 float acc_s[kNTilesS][4];
                 take_turn();
@@ -333,8 +297,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 // trip (no wgmma under a condition: ptxas would serialize them all).
                 const int sp = (kv0 + it - 1) % kStages;
                 const int s = (kv0 + it) % kStages;
-                wait_full(v_full(sp), kv0 + it - 1);
-                wait_full(k_full(s), kv0 + it);
+                mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
+                mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 take_turn();
                 wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
                 __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
@@ -349,7 +313,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             }
             // P V of the last key tile.
             const int sp = (kv0 + n_block_max - 1) % kStages;
-            wait_full(v_full(sp), kv0 + n_block_max - 1);
+            mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
             wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
             __syncwarp();

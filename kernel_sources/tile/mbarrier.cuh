@@ -28,13 +28,6 @@ __device__ __forceinline__ void arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-// An arrival that comes when every cp.async this thread issued before it has landed (.noinc: it is one of the
-// `arrivals` the barrier was initialised with). Consumers that read the data through the async proxy (wgmma) fence
-// it after their wait (wgmma::fence_proxy_async): cp.async writes through the generic proxy.
-__device__ __forceinline__ void arrive_on_cp_async(unsigned bar) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
-}
-
 // Whether the phase of parity `parity` has completed (the hardware may suspend the thread for a while first).
 __device__ __forceinline__ bool try_wait(unsigned bar, unsigned parity) {
     unsigned done;

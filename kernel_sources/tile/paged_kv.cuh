@@ -104,20 +104,6 @@ __device__ __forceinline__ int checked_keys(const AttentionParams& p, int batch,
     return __syncthreads_or(!ok) ? 0 : keys;
 }
 
-// The same copy for threads that keep few registers (a warp-specialized producer's 40): one chunk per thread and
-// trip, its row looked up each time, nothing hoisted across trips (the unrolled runs above spill there).
-template <class Layout, int kNThreads, int kRows, int kChunksRow, int kHeadDim>
-__device__ __forceinline__ void cp_async_tile_paged_lean(unsigned smem, const PagedKv<unsigned short>& kv, int row0,
-                                                         int rows_total, int tid) {
-    static_assert(kChunksRow * 8 >= kHeadDim && kChunksRow * 8 < kHeadDim + 16, "as cp_async_tile");
-#pragma unroll 1
-    for (int c = tid; c < kRows * kChunksRow; c += kNThreads) {
-        const int r = c / kChunksRow, ch = c % kChunksRow;
-        const bool ok = row0 + r < rows_total && ch * 8 < kHeadDim;
-        ptx::cp_async_16(smem + Layout::offset(r, ch), ok ? kv.row(row0 + r) + ch * 8 : kv.base, ok ? 16 : 0);
-    }
-}
-
 // Rows [row0, row0 + kRows) of a paged K or V into a swizzled shared tile, as cp_async_tile (tile/copy.cuh): chunk ch
 // of row r to Layout::offset(r, ch), zeros for rows >= rows_total and the padding columns. row0: a multiple of 16.
 // kRowRuns: each thread copies consecutive rows (prefill tiles); false keeps the rows interleaved (decode).

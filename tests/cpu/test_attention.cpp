@@ -6,11 +6,9 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <future>
 #include <map>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -647,64 +645,6 @@ TEST_CASE("each family's paged kernels compile for sm_80 and sm_90a", "[attentio
             }
     CHECK(families == std::set<std::string>{"decode", "decode-wgmma", "f16-mma", "f16-ws", "f16-wgmma", "fp32"});
     check_against_baseline(specs, contiguous);
-}
-
-namespace {
-
-// kernel_sources/ copied into `dir` with each constexpr NAME in `file` given `value` (bench/kernel_ab.py's variants).
-void write_variant(const std::string& dir, const std::string& file,
-                   const std::vector<std::pair<std::string, std::string>>& constants) {
-    namespace fs = std::filesystem;
-    fs::remove_all(dir);
-    fs::copy(std::string(FA_JIT_SOURCE_DIR) + "/kernel_sources", dir, fs::copy_options::recursive);
-    std::ifstream in(dir + "/" + file);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (const auto& [name, value] : constants) {
-        const std::regex declaration("(constexpr int " + name + " = )[^;]+;");
-        REQUIRE(std::distance(std::sregex_iterator(text.begin(), text.end(), declaration), std::sregex_iterator()) ==
-                1);
-        text = std::regex_replace(text, declaration, "$01" + value + ";");  // $01: value may start with a digit
-    }
-    std::ofstream(dir + "/" + file) << text;
-}
-
-}  // namespace
-
-// The f16-ws experiments that ship switched off (bench/NOTES.md, "Prepared without a GPU") keep compiling, without
-// spills: exponentials on the FMA pipe (kExp2OnFma, at d 64 and with softcap, degree 3 for bf16 and 4 for fp16) and
-// the cp.async gather of small pages (kCpAsyncBoxRows, packed or not, with modifiers, a padded head dim). Compiled from
-// a variant of the sources through FA_JIT_KERNEL_DIR, as `scripts/gpu-check exp2 / paged-ab` run them.
-TEST_CASE("f16-ws's switched-off experiments compile for sm_90a without spills", "[.][sweep][compile]") {
-    const std::string dir = (std::filesystem::temp_directory_path() / "fa_jit_test_ws_variant").string();
-    write_variant(dir, "attention_f16_ws.cu", {{"kExp2OnFma", "3"}, {"kCpAsyncBoxRows", "32"}});
-    std::vector<AttentionKernelSpec> specs;
-    for (DType dtype : {DType::bf16, DType::f16}) {
-        specs.push_back({dtype, 64, false, {128, 128, 12, 3, "ws"}});
-        AttentionKernelSpec softcap{dtype, 128, true, {128, 128, 12, 3, "ws"}};
-        softcap.mods = ScoreMods{false, true, false};
-        specs.push_back(softcap);
-    }
-    for (bool varlen : {false, true}) {
-        AttentionKernelSpec paged{DType::bf16, 128, true, {128, 128, 12, 3, "ws"}};
-        paged.paged = true, paged.varlen = varlen;
-        if (varlen) paged.mods = ScoreMods{true, true, true};  // chunked prefill with every modifier
-        specs.push_back(paged);
-        AttentionKernelSpec padded{DType::f16, 96, false, {128, 128, 12, 2, "ws"}};
-        padded.paged = true, padded.varlen = varlen;
-        specs.push_back(padded);
-    }
-    std::map<std::string, testing::PtxasUsage> usage;
-    REQUIRE(setenv("FA_JIT_KERNEL_DIR", dir.c_str(), 1) == 0);
-    const auto failures = compile_all(specs, {"sm_90a"}, &usage);
-    unsetenv("FA_JIT_KERNEL_DIR");
-    std::filesystem::remove_all(dir);
-    for (const auto& f : failures) UNSCOPED_INFO(f);
-    CHECK(failures.empty());
-    CHECK(usage.size() == specs.size());
-    for (const auto& [name, u] : usage) {
-        INFO(name << ": " << u.registers << " registers, " << u.spill_stores << " bytes spill stores");
-        CHECK(u.spill_stores == 0);
-    }
 }
 
 TEST_CASE("every sweep configuration and head dim compiles for sm_80 and sm_90a", "[.][sweep][compile]") {
