@@ -792,6 +792,8 @@ def main():
                    help="the packed variable-length rows (bench/compare_varlen.py) instead of the prefill rows")
     p.add_argument("--paged", action="store_true",
                    help="the paged KV cache rows (bench/compare_paged.py) instead of the prefill rows")
+    p.add_argument("--page-sizes", type=int, nargs="+", default=[16, 64, 256],
+                   help="the --paged rows' page sizes (multiples of 16)")
     p.add_argument("--mods-seqlen", type=int, default=16384, help="the --mods rows' sequence length (16k tokens)")
     p.add_argument("--ragged-batch", type=int, default=16)
     p.add_argument("--ragged-seqlen-k", type=kilo, default=32768, help="the ragged rows' cache length")

@@ -1,7 +1,7 @@
 """Paged KV cache rows of bench/compare.py (--paged).
 
-The same problem twice in one process: K / V contiguous, and K / V scattered into pages of 16, 64 and 256 rows in
-random order (a block table per sequence), on fa-jit's chosen family each time. "vs contiguous" is the paged rate over
+The same problem in one process: K / V contiguous, and K / V scattered into pages of 16, 64 and 256 rows
+(--page-sizes) in random order (a block table per sequence), on fa-jit's chosen family each time. "vs contiguous" is the paged rate over
 the contiguous one. Decode rows (bf16, d 128, 32 query heads, GQA 8 KV heads) report KV TB/s (bytes of K and V read
 / time, queued timing as the decode rows); prefill rows (16k tokens, hidden 2048) report TFLOP/s (causal: visible
 pairs). FlashAttention-4 runs the paged decode rows where its flash_attn_varlen_func takes a page_table.
@@ -15,7 +15,6 @@ import torch
 
 from compare import DTYPES, decode_err, decode_reference, reference_rows, rel_err, time_ms, time_queued_us
 
-PAGE_SIZES = (16, 64, 256)
 DECODE_SHAPES = [(16, 32, 8, 1, 16384), (64, 32, 8, 1, 4096), (1, 32, 8, 1, 131072), (16, 32, 8, 4, 16384)]
 TOL = {"fp16": 3e-3, "bf16": 2e-2}
 
@@ -40,11 +39,11 @@ def paged_args(fa, q, pages_k, pages_v, o, causal, code, seqlen_k, table, page_s
     return a
 
 
-def layouts(k, v, gen):
+def layouts(k, v, gen, page_sizes):
     """(page size, table, K pages, V pages) for every page size, contiguous first (page size 0)."""
     b, n = k.shape[0], k.shape[1]
     out = [(0, None, k, v)]
-    for ps in PAGE_SIZES:
+    for ps in page_sizes:
         per_seq = math.ceil(n / ps)
         perm = torch.randperm(b * per_seq, generator=gen).cuda()
         out.append((ps, perm.view(b, per_seq).int().contiguous(), to_pages(k, ps, perm), to_pages(v, ps, perm)))
@@ -85,7 +84,7 @@ def run_paged_decode(args, fa, fa4, dtype_name):
         picks = sorted({0, b - 1})
         ref = decode_reference(q, k, v, causal, picks)
         line, rows, calls = f"B={b:<3d} Hq={hq} Hkv={hkv} Nq={nq} Nk={nk:<6d}", [], []
-        for ps, table, kp, vp in layouts(k, v, gen):
+        for ps, table, kp, vp in layouts(k, v, gen, args.page_sizes):
             row = {"kind": "paged_decode", "dtype": dtype_name, "batch": b, "heads_q": hq, "heads_kv": hkv,
                    "seqlen_q": nq, "seqlen_k": nk, "head_dim": d, "causal": causal, "page_size": ps}
             if ps == 0:
@@ -146,7 +145,7 @@ def run_paged_prefill(args, fa, dtype_name):
             flops = 4.0 * h * d * (n * (n + 1) / 2 if causal else n * n)
             ref = reference_rows(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal, rows_checked)
             line, rows, calls = f"d={d:<3d} H={h:<3d} causal={int(causal)}", [], []
-            for ps, table, kp, vp in layouts(k, v, gen):
+            for ps, table, kp, vp in layouts(k, v, gen, args.page_sizes):
                 row = {"kind": "paged_prefill", "dtype": dtype_name, "seqlen": n, "heads": h, "head_dim": d,
                        "causal": causal, "page_size": ps}
                 if ps == 0:

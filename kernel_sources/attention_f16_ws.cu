@@ -10,8 +10,11 @@
 // kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches.
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
-// kPaged: K / V in a paged cache (tile/paged_kv.cuh): the K / V maps are (d, page rows, heads, pages) with boxes of
-// page_box_rows() rows, and the producer looks each box's page up. A sequence's last key tile ends inside a page whose
+// kPaged: K / V in a paged cache (tile/paged_kv.cuh), and the producer looks each box's page up. Head dims that are
+// whole column blocks keep K / V row group first (ws_layout::kv_row_groups) and load through 5-d maps whose box
+// holds every column of page_box_rows() rows, or of 8 rows where pages are not whole row groups apart
+// (p.page_row_groups == 0; f16_ws.cpp, paged_row_group_maps); other head dims through (d, page rows, heads, pages)
+// maps, one box of page_box_rows() rows per column block. A sequence's last key tile ends inside a page whose
 // rows past its keys hold anything (NaN included): S masks them, and warpgroup 0 zeroes them in V before P V (0 * NaN
 // would poison O). The producer loads through clamped entries from the start; meanwhile the consumers check the
 // entries the sequence uses (tile::pages_ok), and on a bad one only drain the ring and store O = 0, LSE = -inf. One
@@ -74,6 +77,10 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     constexpr unsigned kQBytes = 2u * kBlockM * kHeadDimP;  // TMA writes whole boxes, zeros past head_dim included
     constexpr unsigned kKVBytes = 2u * kBlockN * kHeadDimP;
     constexpr int kConsumerWarps = 8;
+    // K / V stages: column blocks of [kBlockN][64], or row groups [kBlockN / 8][kDBlocks][8][64] for a paged cache
+    // (ws_layout::kv_row_groups: one TMA box per page run covers every column).
+    constexpr bool kRowGroups = ws_layout::kv_row_groups(kPaged, kHeadDim);
+    using KvLayout = typename Swizzle128BOrder<kRowGroups, kBlockN, kDBlocks>::type;
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
 
@@ -155,8 +162,9 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                 const int s = kv_loads % kStages;
                 const int n0 = (span.end - 1 - it) * kBlockN;
-                if constexpr (kPaged) {  // lane i loads box i (page_box_rows() rows), from its page
-                    const int box = page_box_rows<kBlockN>(p.page_size);
+                if constexpr (kPaged) {  // lane i loads box i (page_box_rows() rows, or 8), from its page
+                    const bool flat = kRowGroups && p.page_row_groups > 0;  // row groups of every page in one dim
+                    const int box = kRowGroups && !flat ? 8 : page_box_rows<kBlockN>(p.page_size);
                     const int r = lane * box;
                     int in_page = 0, page = 0;
                     if (r < kBlockN)  // looked up before the wait, which hides the latency
@@ -167,7 +175,14 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                         mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
                     }
                     __syncwarp();
-                    if (r < kBlockN) {
+                    if (kRowGroups && r < kBlockN) {  // (64 columns, 8 rows, column blocks, row groups or rows, ...)
+                        const unsigned at = s * kKVBytes + r / 8 * KvLayout::kGroupStride;
+                        const int c1 = flat ? 0 : in_page;
+                        const int c3 = flat ? page * p.page_row_groups + in_page / 8 : bi.head_kv;
+                        const int c4 = flat ? bi.head_kv : page;
+                        tma::load_5d(sK + at, k_map, 0, c1, 0, c3, c4, k_full(s));
+                        tma::load_5d(sV + at, v_map, 0, c1, 0, c3, c4, v_full(s));
+                    } else if (r < kBlockN) {
 #pragma unroll
                         for (int dc = 0; dc < kDBlocks; ++dc) {
                             const unsigned at = s * kKVBytes + dc * (kBlockN * 128u) + r * 128u;
@@ -248,8 +263,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 mbarrier::wait(v_full(stage), (load / kStages) & 1u);
                 const int row_chunks = (kBlockN - valid) * 8;  // 16-byte chunks past the keys, per column block
                 for (int c = static_cast<int>(threadIdx.x) - 128; c < kDBlocks * row_chunks; c += 128) {
-                    const int dc = c / row_chunks, r = valid + c % row_chunks / 8;
-                    ptx::st_shared_zero16(sV + stage * kKVBytes + dc * (kBlockN * 128u) + r * 128u + c % 8 * 16u);
+                    const int r = valid + c % row_chunks / 8;  // every chunk of the row: no swizzle to follow
+                    ptx::st_shared_zero16(sV + stage * kKVBytes + KvLayout::offset(r, c / row_chunks * 8 + c % 8));
                 }
                 wgmma::fence_proxy_async();  // visible to the wgmmas (async proxy) of both warpgroups
                 warpgroup::sync(3, 128);
@@ -285,7 +300,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             {
                 float acc_s[kNTilesS][4];
                 take_turn();
-                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN>(acc_s, sQ, wg_row0, sK + (kv0 % kStages) * kKVBytes);
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout>(acc_s, sQ, wg_row0,
+                                                                             sK + (kv0 % kStages) * kKVBytes);
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
@@ -300,11 +316,11 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
                 mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 take_turn();
-                wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+                wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined, KvLayout>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
                 __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
                 if (lane == 0) mbarrier::arrive(kv_empty(sp));
                 float acc_s[kNTilesS][4];
-                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
@@ -315,7 +331,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
-            wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
+            wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined, KvLayout>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
             __syncwarp();
             if (lane == 0) mbarrier::arrive(kv_empty(sp));
             // None after warpgroup 1's last turn: nobody would wait for it. Every tile of a persistent block has keys

@@ -83,6 +83,9 @@ struct AttentionParams {
     int pages_per_seq, page_size, num_pages;
     unsigned page_magic;
     int page_shift;
+    // The f16-ws K / V maps of a row-grouped paged cache (ws_layout::kv_row_groups): 8-row groups from one page to the
+    // next when the map numbers the rows of all pages at once; 0 when its 5th dimension is the page (8-row boxes).
+    int page_row_groups;
 };
 
 }  // namespace fa_jit

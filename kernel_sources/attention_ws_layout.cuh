@@ -26,6 +26,15 @@ FA_JIT_HOST_DEVICE constexpr bool legal(int block_n, int head_dim, int stages) {
            head_dim <= 256 && stages >= 2 && stages <= 4 && smem_bytes(block_n, head_dim, stages) <= 227 * 1024;
 }
 
+// How a K / V stage orders its 1024-byte swizzle atoms (8 rows x 64 columns; tile/swizzle.cuh). Column block first
+// (Swizzle128B: one TMA box per column block), except for a paged cache whose head dim is whole column blocks: row
+// group first (Swizzle128BRowGroups), so that one box of a 5-d map (64 columns, 8 rows, column blocks, row groups,
+// heads) brings every column of a page's rows. Small pages then take one box per page and tensor, not one per
+// column block: TMA's cost goes with the number of boxes (bench/NOTES.md, "A paged KV cache").
+FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
+    return paged && head_dim % 64 == 0;
+}
+
 // Whether the kernel loops over tiles (grid: min(tiles, SMs)) or takes one per block (grid: query tiles x heads x
 // batch): persistent without the causal mask and without per-sequence keys (a sliding window, packed sequences, a
 // paged cache): tiles of equal cost, and each has keys; below d 256 (registers).

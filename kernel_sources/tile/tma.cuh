@@ -47,6 +47,15 @@ __device__ __forceinline__ void load_4d(unsigned dst, const TensorMap& map, int 
         : "memory");
 }
 
+__device__ __forceinline__ void load_5d(unsigned dst, const TensorMap& map, int c0, int c1, int c2, int c3, int c4,
+                                        unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+        "%5, %6}], [%7];" ::"r"(dst),
+        "l"(map_address(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(bar)
+        : "memory");
+}
+
 // Shared memory -> the box at (c0, c1, ...) of the global tensor; elements outside the tensor are not written.
 // The threads' shared-memory writes must be made visible to the TMA unit first (fence_proxy_async() and a barrier);
 // commit() closes the group of stores, wait_read<0>() waits until their shared memory may be reused.

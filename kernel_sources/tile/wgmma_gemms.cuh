@@ -11,7 +11,7 @@ namespace fa_jit::tile {
 // Issues S = Q K^T for the warpgroup's 64 rows (starting at row wg_row0 of the kBlockM-row Q tile) against the kBlockN
 // keys of the K tile at sK, and commits it as one group: k step ks reads 16 columns (32 bytes) inside column block
 // ks / 4. kInstrN keys per instruction (64 or 128): the wider one reads the Q slice once for twice the keys.
-template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim, int kInstrN = 64>
+template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim, int kInstrN = 64, class KvLayout = Swizzle128B<kBlockN>>
 __device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK) {
     static_assert((kInstrN == 64 || kInstrN == 128) && kBlockN % kInstrN == 0, "64 or 128 keys per instruction");
     wgmma::fence();
@@ -21,8 +21,9 @@ __device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigne
             wgmma::desc_sw128(sQ + (ks / 4) * (kBlockM * 128u) + wg_row0 * 128u + (ks % 4) * 32u, 16, 1024);
 #pragma unroll
         for (int nc = 0; nc < kBlockN / kInstrN; ++nc) {
-            const unsigned long long b =
-                wgmma::desc_sw128(sK + (ks / 4) * (kBlockN * 128u) + nc * (kInstrN * 128u) + (ks % 4) * 32u, 16, 1024);
+            const unsigned long long b = wgmma::desc_sw128(
+                sK + (ks / 4) * KvLayout::kBlockStride + nc * (kInstrN / 8) * KvLayout::kGroupStride + (ks % 4) * 32u,
+                16, KvLayout::kGroupStride);
             if constexpr (kInstrN == 128)
                 wgmma::mma_ss_n128<kBf16>(acc_s + 16 * nc, a, b, ks > 0);
             else
@@ -43,16 +44,17 @@ __device__ __forceinline__ void wgmma_qk(float (&acc_s)[kBlockN / 8][4], unsigne
 // Issues the P V product of one 64-column chunk of the V tile (column block at sV_chunk) into a fresh accumulator
 // pv, and commits it as one group. P is the register A operand (p_frag[nt][h]: columns 2t, 2t + 1 of row g + 8h as a T
 // pair); V is MN-major, transposed by the tensor core.
-template <bool kBf16, int kBlockN>
+template <bool kBf16, int kBlockN, class KvLayout = Swizzle128B<kBlockN>>
 __device__ __forceinline__ void issue_pv_chunk(float (&pv)[8][4], const unsigned (&p_frag)[kBlockN / 8][2],
                                                unsigned sV_chunk) {
     wgmma::fence();
 #pragma unroll
     for (int kc = 0; kc < kBlockN / 16; ++kc) {
         // A fragment of P for keys 16kc..16kc+15: n-tiles 2kc (a0, a1) and 2kc + 1 (a2, a3). V rows 16kc..: two 8-row
-        // groups of 1024 bytes.
+        // groups.
         const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0], p_frag[2 * kc + 1][1]};
-        const unsigned long long b = wgmma::desc_sw128(sV_chunk + kc * (16 * 128u), kBlockN * 128u, 1024);
+        const unsigned long long b = wgmma::desc_sw128(sV_chunk + 2 * kc * KvLayout::kGroupStride,
+                                                       KvLayout::kBlockStride, KvLayout::kGroupStride);
         wgmma::mma_rs_bt<kBf16>(pv, a, b, kc > 0);
     }
     wgmma::commit();
@@ -63,7 +65,7 @@ __device__ __forceinline__ void issue_pv_chunk(float (&pv)[8][4], const unsigned
 // core's truncating accumulation does not bias long rows. kPipelined = false waits for each chunk before issuing the
 // next: half the accumulator registers, for kernels short of them. (128-column chunks measured no faster:
 // bench/NOTES.md.)
-template <bool kBf16, int kBlockN, int kHeadDim, bool kPipelined = true>
+template <bool kBf16, int kBlockN, int kHeadDim, bool kPipelined = true, class KvLayout = Swizzle128B<kBlockN>>
 __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kHeadDim / 64][8][4], const unsigned (&p_frag)[kBlockN / 8][2],
                                          const float (&alpha)[2], unsigned sV) {
     constexpr int kChunks = kHeadDim / 64;
@@ -75,7 +77,7 @@ __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kHeadDim / 64][8][4], co
     };
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-        issue_pv_chunk<kBf16, kBlockN>(pv[c % kBuffers], p_frag, sV + c * (kBlockN * 128u));
+        issue_pv_chunk<kBf16, kBlockN, KvLayout>(pv[c % kBuffers], p_frag, sV + c * KvLayout::kBlockStride);
         if (!kPipelined) {
             wgmma::wait<0>();
             add_chunk(c);

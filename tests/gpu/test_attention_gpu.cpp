@@ -304,7 +304,8 @@ TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 name
 
 // A paged KV cache in every prefill family (one forced tile each, and the chooser): pages in random order, sizes 16
 // to 256 (48: not a power of two), shared between sequences, ragged seqused_k with garbage in the table entries past
-// the used keys and NaN in every row no sequence uses, packed queries over pages (chunked prefill), modifiers.
+// the used keys and NaN in every row no sequence uses, page layouts BSHD, BHSD and padded, packed queries over pages
+// (chunked prefill), modifiers.
 TEST_CASE("a paged KV cache matches the reference in every prefill family", "[attention][paged]") {
     const int cc = current_device().cc();
     std::mt19937 rng(16);
@@ -320,6 +321,11 @@ TEST_CASE("a paged KV cache matches the reference in every prefill family", "[at
                 c.page_size = page, c.share_pages = true;
                 check_case(c, dtype, rng);
             }
+            // Pages a whole number of 8-row groups apart ([pages][heads][page rows][d]) and not (padded rows: 19
+            // rows from one page to the next), the two forms of f16-ws's row-grouped maps.
+            Case heads_major{2, 4, 2, 130, 300, 128, true, Layout::bhsd, tile, {300, 77}};
+            heads_major.page_size = 32;
+            check_case(heads_major, dtype, rng);
             Case wide{2, 8, 1, 130, 70, 128, false, Layout::padded, tile};  // more queries than keys, MQA, no lengths
             wide.page_size = 16;
             check_case(wide, dtype, rng);
