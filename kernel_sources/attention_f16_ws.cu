@@ -36,7 +36,11 @@
 // and gives the rest to the consumers (240 each). Warpgroups 1 and 2 each compute 64 of the 128 query rows
 // (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online softmax in registers, O += P V with P in registers),
 // waiting only on the barriers: no block barrier after the start. The two consumers take turns at the tensor cores
-// (ping-pong): one's softmax overlaps the other's GEMMs. Q is released as soon as the tile's last S is computed, and a
+// (ping-pong): one's softmax overlaps the other's GEMMs. A turn issues S of key tile j and P V of tile j - 1, which
+// the tensor core accumulates into O itself (rescaled by the softmax before), so the softmax of S also overlaps the
+// warpgroup's own P V. (The other 16-bit families add each tile's P V to O from a fresh accumulator instead: here
+// that second accumulator's registers would leave S no room beside it. Errors against float64 measured the same
+// at 4k-16k keys: bench/NOTES.md.) Q is released as soon as the tile's last S is computed, and a
 // persistent block's O goes to global memory straight from the registers, so the next tile's Q and K / V load during
 // the last P V and the epilogue.
 #pragma once
@@ -218,10 +222,9 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const int g = lane / 4;
     const int t = lane % 4;
     constexpr int kQkN = kBlockN % 128 == 0 ? 128 : 64;  // keys per S instruction
-    constexpr bool kPvPipelined = kHeadDimP < 256;       // at d 256, O's 128 registers leave no room for two chunks
 
     // Ping-pong: a warpgroup issues its GEMMs only in its turn (named barrier 1 + wg) and hands the turn over as soon
-    // as they are issued. A turn holds P V of the previous key tile and S of the next one, back to back. Turns
+    // as they are issued. A turn holds S of the next key tile and P V of the previous one, back to back. Turns
     // alternate across the block's tiles; warpgroup 1 hands over before the first and not after the last.
     const auto take_turn = [&] { warpgroup::sync(1 + wg, 256); };
     const auto pass_turn = [&] { warpgroup::arrive(2 - wg, 256); };
@@ -237,7 +240,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         clear_accumulator(acc_o);
         float m_i[2] = {kNegInf, kNegInf};
         float l_i[2] = {0.f, 0.f};
-        const auto softmax = [&](float(&acc_s)[kNTilesS][4], int n0, unsigned(&p_frag)[kNTilesS][2], float(&alpha)[2]) {
+        const auto mask_scores = [&](float(&acc_s)[kNTilesS][4], int n0) {
             if constexpr (kMods == 0) {
                 if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()))
                     mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(),
@@ -249,9 +252,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                     mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(), kNegInf,
                                                   mod);
             }
-            online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
-                           [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
         };
+
         // Paged: the first key tile visited (the sequence's last, `load` of the ring) may end inside a page, whose
         // rows past the keys hold anything. Warpgroup 0 zeroes them in V before its first turn: every P V of the tile
         // comes in a later turn (outside the loop, which would serialize its wgmmas).
@@ -306,37 +308,52 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
                 if (n_block_max == 1) release_q();
-                softmax(acc_s, (span.end - 1) * kBlockN, p_frag, alpha);
+                mask_scores(acc_s, (span.end - 1) * kBlockN);
+                online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
+                               [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
             }
             for (int it = 1; it < n_block_max; ++it) {
-                // P V of key tile it - 1 (stage sp), then S of key tile it (stage s). Every wgmma is issued on every
-                // trip (no wgmma under a condition: ptxas would serialize them all).
+                // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S
+                // while P V computes. Every wgmma is issued on every trip (no wgmma under a condition: ptxas would
+                // serialize them all).
                 const int sp = (kv0 + it - 1) % kStages;
                 const int s = (kv0 + it) % kStages;
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
                 mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
-                take_turn();
-                wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined, KvLayout>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
-                __syncwarp();  // the warp's wgmmas on stage sp completed (wgmma_pv waits for them)
-                if (lane == 0) mbarrier::arrive(kv_empty(sp));
                 float acc_s[kNTilesS][4];
+                take_turn();
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
+                issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout>(acc_o, p_frag, sV + sp * kKVBytes);
                 pass_turn();
-                wgmma::wait<0>();
+                wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
                 if (it == n_block_max - 1) release_q();
-                softmax(acc_s, (span.end - 1 - it) * kBlockN, p_frag, alpha);
+                mask_scores(acc_s, (span.end - 1 - it) * kBlockN);
+                online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf, [&](int nt, int h, float p0, float p1) {
+                    acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
+                });
+                wgmma::wait<0>();  // P V: O and p_frag are free again
+#pragma unroll
+                for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
+                __syncwarp();
+                if (lane == 0) mbarrier::arrive(kv_empty(sp));
+                pack_probabilities<kBf16>(acc_s, p_frag);
+#pragma unroll
+                for (int c = 0; c < kDBlocks; ++c) rescale_rows(acc_o[c], alpha);
             }
             // P V of the last key tile.
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
-            wgmma_pv<kBf16, kBlockN, kHeadDimP, kPvPipelined, KvLayout>(acc_o, p_frag, alpha, sV + sp * kKVBytes);
-            __syncwarp();
-            if (lane == 0) mbarrier::arrive(kv_empty(sp));
+            issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout>(acc_o, p_frag, sV + sp * kKVBytes);
             // None after warpgroup 1's last turn: nobody would wait for it. Every tile of a persistent block has keys
             // (without the causal mask all see the same keys), and a causal block has one tile.
             if (wg == 0 || tile + step < end) pass_turn();
+            wgmma::wait<0>();
+#pragma unroll
+            for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
+            __syncwarp();
+            if (lane == 0) mbarrier::arrive(kv_empty(sp));
             kv_loads += n_block_max;
         }
 

@@ -38,4 +38,14 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
     return r;
 }
 
+// Probabilities in the accumulator layout (s[nt][2h + c]: row g + 8h, column 8nt + 2t + c) as the T pairs of P V's A
+// operand: p[nt][h] holds columns 2t, 2t + 1 of row g + 8h.
+template <bool kBf16, int kNT>
+__device__ __forceinline__ void pack_probabilities(const float (&s)[kNT][4], unsigned (&p)[kNT][2]) {
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) p[nt][h] = pack2<kBf16>(s[nt][2 * h], s[nt][2 * h + 1]);
+}
+
 }  // namespace fa_jit::tile

@@ -102,4 +102,14 @@ __device__ __forceinline__ void rescale_add(float (&o)[kNO][4], int i0, const fl
         for (int e = 0; e < 4; ++e) o[i0 + i][e] = fmaf(o[i0 + i][e], alpha[e / 2], pv[i][e]);
 }
 
+// O *= alpha for kN 8-column n-tiles of one 16-row block, each element with its row's alpha (e / 2): before a P V
+// that accumulates into O itself.
+template <int kN>
+__device__ __forceinline__ void rescale_rows(float (&o)[kN][4], const float (&alpha)[2]) {
+#pragma unroll
+    for (int i = 0; i < kN; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[i][e] *= alpha[e / 2];
+}
+
 }  // namespace fa_jit::tile

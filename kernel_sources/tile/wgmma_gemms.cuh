@@ -92,4 +92,25 @@ __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kHeadDim / 64][8][4], co
     }
 }
 
+// O += P V for the V tile at sV with the tensor core accumulating into O itself (the caller rescales O by alpha
+// before), all column blocks in one commit group. Needs no second accumulator, so S of the next key tile has registers
+// while this runs; the price is the tensor core's truncating accumulation over a row's key tiles (bench/NOTES.md).
+template <bool kBf16, int kBlockN, int kHeadDim, class KvLayout = Swizzle128B<kBlockN>>
+__device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8][4],
+                                                const unsigned (&p_frag)[kBlockN / 8][2], unsigned sV) {
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < kBlockN / 16; ++kc) {
+        const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0], p_frag[2 * kc + 1][1]};
+#pragma unroll
+        for (int c = 0; c < kHeadDim / 64; ++c) {
+            const unsigned long long b =
+                wgmma::desc_sw128(sV + c * KvLayout::kBlockStride + 2 * kc * KvLayout::kGroupStride,
+                                  KvLayout::kBlockStride, KvLayout::kGroupStride);
+            wgmma::mma_rs_bt<kBf16>(acc_o[c], a, b, 1);
+        }
+    }
+    wgmma::commit();
+}
+
 }  // namespace fa_jit::tile
