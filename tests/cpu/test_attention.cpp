@@ -48,6 +48,15 @@ std::string rejected_argument(const AttentionArgs& a) {
 
 // Compiles `specs` for `archs` (each where its family runs), one NVRTC program per (arch, source, dtype, head dim);
 // returns the failures' messages and, per "name arch", ptxas's usage.
+// FA_JIT_SPILL_REPORT=file: one line per kernel compiled (name, arch, registers, spill store bytes), for comparing
+// builds.
+void write_spill_report(const std::map<std::string, testing::PtxasUsage>& usage) {
+    if (const char* report = std::getenv("FA_JIT_SPILL_REPORT")) {
+        std::ofstream out(report);
+        for (const auto& [name, u] : usage) out << name << " | " << u.registers << " | " << u.spill_stores << "\n";
+    }
+}
+
 std::vector<std::string> compile_all(const std::vector<AttentionKernelSpec>& specs,
                                      const std::vector<std::string>& archs,
                                      std::map<std::string, testing::PtxasUsage>* usage = nullptr) {
@@ -364,7 +373,10 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(80, {DType::f32, 256, false, 16384, 16384}) == TileConfig{64, 32, 4});
     // fp16/bf16 on sm_90: the warp-specialized kernel where it measured fastest, then the wgmma kernel wherever it
     // serves the head dim (multiples of 64), else mma.sync.
-    CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 2048, 2048}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{128, 192, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 8192, 8192}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{128, 192, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{64, 64, 4, 2, "wgmma"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 64, 12, 2, "ws"});
@@ -536,11 +548,7 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     const auto failures = compile_all(specs, {"sm_80", "sm_90a"}, &usage);
     for (const auto& f : failures) UNSCOPED_INFO(f);
     CHECK(failures.empty());
-    // FA_JIT_SPILL_REPORT=file: one line per kernel (name, arch, registers, spill store bytes), for comparing builds.
-    if (const char* report = std::getenv("FA_JIT_SPILL_REPORT")) {
-        std::ofstream out(report);
-        for (const auto& [name, u] : usage) out << name << " | " << u.registers << " | " << u.spill_stores << "\n";
-    }
+    write_spill_report(usage);
     std::vector<std::string> spills;
     for (const auto& [name, u] : usage) {
         if (u.spill_stores > 0)
@@ -566,6 +574,7 @@ void check_against_baseline(const std::vector<AttentionKernelSpec>& specs,
     const auto failures = compile_all(all, {"sm_80", "sm_90a"}, &usage);
     for (const auto& f : failures) UNSCOPED_INFO(f);
     CHECK(failures.empty());
+    write_spill_report(usage);
     for (std::size_t i = 0; i < specs.size(); ++i)
         for (const char* arch : {"sm_80", "sm_90a"}) {
             const auto with = usage.find(specs[i].name_expression() + " " + arch);

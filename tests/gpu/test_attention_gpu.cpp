@@ -117,7 +117,7 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     }
     std::mt19937 rng(90);
     for (int d : {64, 128, 192, 256})
-        for (int block_n : {64, 128})
+        for (int block_n : {64, 128, 192})
             for (int stages : {2, 3}) {
                 const TileConfig tile{128, block_n, 12, stages, "ws"};
                 if (!tile_is_legal(DType::bf16, d, tile)) continue;
@@ -142,6 +142,13 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
     check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
+    check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
+    // 192 keys per tile over pages: boxes of gcd(page size, 192) rows, 12 of them at page size 16.
+    for (int page : {16, 64}) {
+        Case paged{3, 4, 2, 200, 450, 64, true, Layout::bshd, {128, 192, 12, 3, "ws"}, {450, 193, 0}};
+        paged.page_size = page, paged.share_pages = true;
+        check_case(paged, DType::bf16, rng);
+    }
 }
 
 // Score modifiers in every prefill family (one tile each, forced) and on the chosen path: sliding windows crossing
