@@ -14,7 +14,9 @@ parallel. A table follows every round, so that a run cut short still reports.
         --rows "--batch 1 --heads 32 --seqlen-q 16k --head-dim 64 --dtype bf16 --causal both"
 
 A change is `FILE:NAME=VALUE`: the one `constexpr ... NAME = ...;` declaration in FILE gets VALUE as its
-initializer (exactly one must match). A variant with no changes is the sources as they are.
+initializer (exactly one must match), or `@DIR`: the variant starts from the kernel sources in DIR instead (an earlier
+commit's, `git archive COMMIT kernel_sources | tar -x -C DIR --strip-components=1`). A variant with no changes is the
+sources as they are.
 """
 import argparse
 import csv
@@ -33,8 +35,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def make_variant(base, changes, into):
-    shutil.copytree(base, into)
-    for change in changes:
+    # `@DIR`: this variant starts from another copy of kernel_sources/ (e.g. `git archive` of an earlier commit's, whose
+    # AttentionParams must match the library's).
+    sources = [c[1:] for c in changes if c.startswith("@")]
+    shutil.copytree(sources[-1] if sources else base, into)
+    for change in (c for c in changes if not c.startswith("@")):
         m = re.fullmatch(r"([^:]+):(\w+)=(.+)", change)
         if not m:
             sys.exit(f"kernel_ab: a change is FILE:NAME=VALUE, got {change!r}")
@@ -60,7 +65,7 @@ def main():
     ap.add_argument("--bench", default=os.path.join(ROOT, ".carry", "fa-jit-bench"))
     ap.add_argument("--sources", default=os.path.join(ROOT, "kernel_sources"), help="the sources variants start from")
     ap.add_argument("--variant", nargs="+", action="append", required=True, metavar=("NAME", "CHANGE"),
-                    help="a name, then FILE:NAME=VALUE changes (none: the sources as they are)")
+                    help="a name, then FILE:NAME=VALUE changes or @DIR (none: the sources as they are)")
     ap.add_argument("--rows", action="append", required=True, help="fa-jit-bench problem options, one row set")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--bench-args", default="--reps 20 --warmup 3", help="timing options for every run")
