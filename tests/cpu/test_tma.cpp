@@ -1,7 +1,9 @@
 // The Hopper primitives without a GPU: the TMA sample kernels and the warp-specialized kernel compile for sm_90a
 // only, and tensor maps are checked against the driver's rules before any driver call.
 #include <catch2/catch.hpp>
+#include <numeric>
 
+#include "attention/families/ws_maps.hpp"
 #include "fa_jit/errors.hpp"
 #include "fa_jit/jit.hpp"
 #include "launch/tensor_map.hpp"
@@ -83,4 +85,58 @@ TEST_CASE("tensor maps are checked against the driver's rules, naming the field"
     check_refused(d, "box[0]");
     d.swizzle_128b = false;
     CHECK_NOTHROW(check_tensor_map(d));
+}
+
+// The paged K / V maps of the warp-specialized kernel (attention_f16_ws.cu): where the kernel's coordinates for a box
+// of rows [row, row + box) of page `page`, head `head` land, against the element the strides give; the box stays in
+// its page and inside the map's extents, and every map passes the driver's rules. BSHD and BHSD pages are whole row
+// groups apart (one dimension numbers the row groups of all pages), padded ones are not (a dimension per page).
+TEST_CASE("the warp-specialized kernel's paged maps address every box's rows", "[launch]") {
+    struct Layout {
+        const char* name;
+        Strides strides;
+        int expected_groups;  // page_row_groups
+    };
+    const int page = 16, heads = 4, d = 128, pages = 50, block_n = 128;
+    const std::int64_t padded_row = d + 8, padded_head = (page + 3) * padded_row;
+    for (const Layout& l : {Layout{"bshd", Strides::bshd(page, heads, d), page / 8},
+                            Layout{"bhsd", Strides::bhsd(page, heads, d), heads * page / 8},
+                            Layout{"padded", {heads * padded_head, padded_head, padded_row}, 0}}) {
+        INFO(l.name);
+        AttentionArgs a;
+        a.dtype = DType::bf16, a.head_dim = d, a.heads_q = a.heads_kv = heads;
+        a.k = a.v = reinterpret_cast<const void*>(std::uintptr_t{0x100000});
+        a.k_strides = a.v_strides = l.strides;
+        a.page_size = page, a.num_pages = pages;
+        const families::PagedRowGroupDescs m = families::paged_row_group_descs(a, block_n);
+        CHECK(m.page_row_groups == l.expected_groups);
+        const TensorMapDesc& k = m.k;
+        CHECK_NOTHROW(check_tensor_map(k));
+        REQUIRE(k.rank == 5);
+        const bool flat = m.page_row_groups > 0;
+        const int box = flat ? std::gcd(page, block_n) : 8;
+        CHECK(k.box[0] == 64);
+        CHECK(k.box[1] * k.box[3] == static_cast<std::uint32_t>(box));  // rows per box
+        CHECK(k.box[2] * 64 == static_cast<std::uint32_t>(d));          // every column block
+        CHECK(k.strides_bytes[2] == 128);                               // column block c: 64 c elements further
+        for (int p : {0, 17, pages - 1})
+            for (int h : {0, heads - 1})
+                for (int row = 0; row < page; row += box) {
+                    const std::uint64_t c[5] = {0, std::uint64_t(flat ? 0 : row), 0,
+                                                std::uint64_t(flat ? p * m.page_row_groups + row / 8 : h),
+                                                std::uint64_t(flat ? h : p)};
+                    std::uint64_t at = 0;
+                    for (int i = 1; i < 5; ++i) {
+                        CHECK(c[i] + k.box[i] <= k.dims[i]);  // the box lies inside the map
+                        at += c[i] * k.strides_bytes[i];
+                    }
+                    CHECK(at == 2 * std::uint64_t(p * l.strides.batch + h * l.strides.head + row * l.strides.row));
+                }
+    }
+    // K and V of different forms: both take the page-per-dimension form the kernel can address with one flag.
+    AttentionArgs a;
+    a.dtype = DType::bf16, a.head_dim = 64, a.heads_q = a.heads_kv = 2, a.page_size = 32, a.num_pages = 8;
+    a.k = a.v = reinterpret_cast<const void*>(std::uintptr_t{0x100000});
+    a.k_strides = Strides::bshd(32, 2, 64), a.v_strides = {2 * 35 * 72, 35 * 72, 72};
+    CHECK(families::paged_row_group_descs(a, 128).page_row_groups == 0);
 }

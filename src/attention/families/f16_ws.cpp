@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "attention/families/f16_args.hpp"
+#include "attention/families/ws_maps.hpp"
 #include "attention/family.hpp"
 #include "attention/validate.hpp"
 #include "attention_ws_layout.cuh"
@@ -19,73 +20,6 @@ namespace fa_jit::families {
 namespace {
 
 constexpr int kWarps = ws_layout::kThreads / 32;
-
-// A [batch][heads][rows][d] tensor as a 4-d map (d innermost), boxes of 64 columns x box_rows rows.
-CUtensorMap tensor_map(const void* base, const Strides& strides, int batch, int heads, int rows, int head_dim,
-                       int box_rows) {
-    TensorMapDesc d;
-    d.base = base;
-    d.rank = 4;
-    d.dims[0] = static_cast<std::uint64_t>(head_dim);
-    d.dims[1] = static_cast<std::uint64_t>(std::max(rows, 1));  // no keys: the kernel loads none
-    d.dims[2] = static_cast<std::uint64_t>(heads);
-    d.dims[3] = static_cast<std::uint64_t>(batch);
-    // A dimension of extent 1 may have stride 0 (a batch of one), and so may every dimension of a tensor without rows
-    // (no keys: BHSD strides are multiples of seqlen_k); TMA wants a positive one, never used.
-    const auto stride = [rows](long long elements, std::uint64_t extent) -> std::uint64_t {
-        return elements == 0 && (extent == 1 || rows == 0) ? 16 : static_cast<std::uint64_t>(elements) * 2;
-    };
-    d.strides_bytes[1] = stride(strides.row, d.dims[1]);
-    d.strides_bytes[2] = stride(strides.head, d.dims[2]);
-    d.strides_bytes[3] = stride(strides.batch, d.dims[3]);
-    d.box[0] = 64, d.box[1] = static_cast<std::uint32_t>(box_rows), d.box[2] = 1, d.box[3] = 1;
-    return encode_tensor_map_16bit(d);
-}
-
-// The K and V maps of a paged cache whose head dim is whole column blocks (ws_layout::kv_row_groups), both of one form:
-// 5-d, (64 columns, 8 rows, column blocks, ...), so that a box holds every column of its rows, which land row group
-// first in shared memory. Where every page starts a whole number of 8-row groups after page 0 (page stride P rows,
-// P % 8 == 0: [pages][page rows][heads][d] and [pages][heads][page rows][d] both), the 4th dimension numbers the row
-// groups of all pages at once and the 5th is the head: a box takes the gcd(page_size, block_n) rows of a tile that
-// lie in one page. Otherwise the 4th is the head and the 5th the page, and a box takes 8 rows.
-struct PagedMaps {
-    CUtensorMap k, v;
-    int page_row_groups;  // AttentionParams::page_row_groups: P / 8, or 0 for the page-per-dimension form
-};
-
-PagedMaps paged_row_group_maps(const AttentionArgs& a, int block_n) {
-    const int blocks = ws_layout::padded_head_dim(a.head_dim) / 64;
-    // Row groups from one page to the next, or 0 where a page's rows are not a whole number of groups after page 0.
-    const auto groups_per_page = [&](const Strides& s) -> long long {
-        if (s.row <= 0 || s.batch % (8 * s.row) != 0) return 0;
-        const long long groups = s.batch / (8 * s.row);
-        const long long last = (static_cast<long long>(a.num_pages) - 1) * groups + a.page_size / 8;  // dims[3]
-        return groups > 0 && last < std::numeric_limits<int>::max() ? groups : 0;
-    };
-    const long long gk = groups_per_page(a.k_strides), gv = groups_per_page(a.v_strides);
-    const int groups = gk > 0 && gk == gv ? static_cast<int>(gk) : 0;
-    const int box_rows = groups > 0 ? std::gcd(a.page_size, block_n) : 8;
-    const auto map = [&](const void* base, const Strides& s) {
-        TensorMapDesc d;
-        d.base = base;
-        d.rank = 5;
-        // A dimension of extent 1 may have a zero stride; TMA wants a positive one, never used.
-        const auto bytes = [](long long elements) { return elements == 0 ? 16ull : 2ull * elements; };
-        d.dims[0] = 64, d.box[0] = 64;
-        d.dims[1] = groups > 0 ? 8 : a.page_size, d.strides_bytes[1] = bytes(s.row), d.box[1] = 8;
-        d.dims[2] = blocks, d.strides_bytes[2] = 128, d.box[2] = blocks;
-        if (groups > 0) {
-            d.dims[3] = (static_cast<std::uint64_t>(a.num_pages) - 1) * groups + a.page_size / 8;
-            d.strides_bytes[3] = bytes(8 * s.row), d.box[3] = box_rows / 8;
-            d.dims[4] = a.heads_kv, d.strides_bytes[4] = bytes(s.head), d.box[4] = 1;
-        } else {
-            d.dims[3] = a.heads_kv, d.strides_bytes[3] = bytes(s.head), d.box[3] = 1;
-            d.dims[4] = a.num_pages, d.strides_bytes[4] = bytes(s.batch), d.box[4] = 1;
-        }
-        return encode_tensor_map_16bit(d);
-    };
-    return {map(a.k, a.k_strides), map(a.v, a.v_strides), groups};
-}
 
 class F16WsFamily final : public KernelFamily {
 public:
@@ -188,19 +122,22 @@ public:
         // Packed sequences: one batch of total rows, which the kernel addresses from cu_seqlens.
         const int batch = spec.varlen ? 1 : a.batch;
         const int rows_q = spec.varlen ? a.total_q : a.seqlen_q, rows_k = spec.varlen ? a.total_k : a.seqlen_k;
-        const CUtensorMap q = tensor_map(a.q, a.q_strides, batch, a.heads_q, rows_q, a.head_dim, ws_layout::kBlockM);
+        const CUtensorMap q = encode_tensor_map_16bit(
+            ws_tensor_desc(a.q, a.q_strides, batch, a.heads_q, rows_q, a.head_dim, ws_layout::kBlockM));
         if (ws_layout::kv_row_groups(spec.paged, a.head_dim)) {
-            const PagedMaps kv = paged_row_group_maps(a, block_n);
+            const PagedRowGroupDescs kv = paged_row_group_descs(a, block_n);
             AttentionParams with_maps = params;
             with_maps.page_row_groups = kv.page_row_groups;
-            launch(kernel, config, with_maps, q, kv.k, kv.v);
+            launch(kernel, config, with_maps, q, encode_tensor_map_16bit(kv.k), encode_tensor_map_16bit(kv.v));
             return;
         }
         // A paged cache: num_pages batches of page_size rows, boxes that never cross a page (page_box_rows()).
         const int batch_k = spec.paged ? a.num_pages : batch, rows_kv = spec.paged ? a.page_size : rows_k;
         const int box_k = spec.paged ? std::gcd(a.page_size, block_n) : block_n;
-        const CUtensorMap k = tensor_map(a.k, a.k_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k);
-        const CUtensorMap v = tensor_map(a.v, a.v_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k);
+        const CUtensorMap k =
+            encode_tensor_map_16bit(ws_tensor_desc(a.k, a.k_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
+        const CUtensorMap v =
+            encode_tensor_map_16bit(ws_tensor_desc(a.v, a.v_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
         launch(kernel, config, params, q, k, v);
     }
 };
