@@ -1,8 +1,8 @@
 """Paged KV cache rows of bench/compare.py (--paged).
 
 The same problem in one process: K / V contiguous, and K / V scattered into pages of 16, 64 and 256 rows
-(--page-sizes) in random order (a block table per sequence), on fa-jit's chosen family each time. "vs contiguous" is the paged rate over
-the contiguous one. Decode rows (bf16, d 128, 32 query heads, GQA 8 KV heads) report KV TB/s (bytes of K and V read
+(--page-sizes) in random order (a block table per sequence), on fa-jit's chosen family each time. "vs contiguous" is
+the paged rate over the contiguous one. Decode rows (bf16, d 128, 32 query heads, GQA 8 KV heads) report KV TB/s (bytes of K and V read
 / time, queued timing as the decode rows); prefill rows (16k tokens, hidden 2048) report TFLOP/s (causal: visible
 pairs). FlashAttention-4 runs the paged decode rows where its flash_attn_varlen_func takes a page_table.
 Correctness first: float64 on a few sequences (decode) or 128 random rows (prefill), outputs poisoned with NaN.

@@ -41,6 +41,18 @@ __device__ __forceinline__ void wgmma_qk(float (&acc_s)[kBlockN / 8][4], unsigne
     wgmma::hold(acc_s);
 }
 
+// The A operand of P V for keys 16kc..16kc+15 (n-tiles 2kc: a0, a1 and 2kc + 1: a2, a3), and the descriptor of the
+// matching 16 rows (two 8-row groups) of the V column block at sV_block, MN-major.
+template <int kNT>
+__device__ __forceinline__ void pv_a_fragment(const unsigned (&p_frag)[kNT][2], int kc, unsigned (&a)[4]) {
+    a[0] = p_frag[2 * kc][0], a[1] = p_frag[2 * kc][1], a[2] = p_frag[2 * kc + 1][0], a[3] = p_frag[2 * kc + 1][1];
+}
+template <class KvLayout>
+__device__ __forceinline__ unsigned long long v_rows_desc(unsigned sV_block, int kc) {
+    return wgmma::desc_sw128(sV_block + 2 * kc * KvLayout::kGroupStride, KvLayout::kBlockStride,
+                             KvLayout::kGroupStride);
+}
+
 // Issues the P V product of one 64-column chunk of the V tile (column block at sV_chunk) into a fresh accumulator
 // pv, and commits it as one group. P is the register A operand (p_frag[nt][h]: columns 2t, 2t + 1 of row g + 8h as a T
 // pair); V is MN-major, transposed by the tensor core.
@@ -50,12 +62,9 @@ __device__ __forceinline__ void issue_pv_chunk(float (&pv)[8][4], const unsigned
     wgmma::fence();
 #pragma unroll
     for (int kc = 0; kc < kBlockN / 16; ++kc) {
-        // A fragment of P for keys 16kc..16kc+15: n-tiles 2kc (a0, a1) and 2kc + 1 (a2, a3). V rows 16kc..: two 8-row
-        // groups.
-        const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0], p_frag[2 * kc + 1][1]};
-        const unsigned long long b = wgmma::desc_sw128(sV_chunk + 2 * kc * KvLayout::kGroupStride,
-                                                       KvLayout::kBlockStride, KvLayout::kGroupStride);
-        wgmma::mma_rs_bt<kBf16>(pv, a, b, kc > 0);
+        unsigned a[4];
+        pv_a_fragment(p_frag, kc, a);
+        wgmma::mma_rs_bt<kBf16>(pv, a, v_rows_desc<KvLayout>(sV_chunk, kc), kc > 0);
     }
     wgmma::commit();
 }
@@ -101,14 +110,11 @@ __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8]
     wgmma::fence();
 #pragma unroll
     for (int kc = 0; kc < kBlockN / 16; ++kc) {
-        const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0], p_frag[2 * kc + 1][1]};
+        unsigned a[4];
+        pv_a_fragment(p_frag, kc, a);
 #pragma unroll
-        for (int c = 0; c < kHeadDim / 64; ++c) {
-            const unsigned long long b =
-                wgmma::desc_sw128(sV + c * KvLayout::kBlockStride + 2 * kc * KvLayout::kGroupStride,
-                                  KvLayout::kBlockStride, KvLayout::kGroupStride);
-            wgmma::mma_rs_bt<kBf16>(acc_o[c], a, b, 1);
-        }
+        for (int c = 0; c < kHeadDim / 64; ++c)
+            wgmma::mma_rs_bt<kBf16>(acc_o[c], a, v_rows_desc<KvLayout>(sV + c * KvLayout::kBlockStride, kc), 1);
     }
     wgmma::commit();
 }
