@@ -221,7 +221,9 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const int wg_row0 = wg * 64;    // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
     const int t = lane % 4;
-    constexpr int kQkN = kBlockN % 128 == 0 ? 128 : 64;  // keys per S instruction
+    // The key tile's S in one instruction per k step, which reads the Q slice once (at 192 keys: 3-4% faster than
+    // three of 64, bench/NOTES.md).
+    constexpr int kQkN = kBlockN;
 
     // Ping-pong: a warpgroup issues its GEMMs only in its turn (named barrier 1 + wg) and hands the turn over as soon
     // as they are issued. A turn holds S of the next key tile and P V of the previous one, back to back. Turns

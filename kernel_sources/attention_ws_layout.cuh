@@ -22,7 +22,8 @@ FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_n, int head_dim, int stage
 }
 
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_n, int head_dim, int stages) {
-    return (block_n == 64 || block_n == 128 || block_n == 192) && head_dim % 8 == 0 && head_dim >= 8 &&
+    return (block_n == 64 || block_n == 80 || block_n == 96 || block_n == 112 || block_n == 128 || block_n == 192) &&
+           head_dim % 8 == 0 && head_dim >= 8 &&
            head_dim <= 256 && stages >= 2 && stages <= 4 && smem_bytes(block_n, head_dim, stages) <= 227 * 1024;
 }
 

@@ -1,5 +1,5 @@
-// Hopper warpgroup MMA (wgmma, sm_90a) through inline PTX: shared-memory matrix descriptors, the m64n64k16 and
-// m64n128k16 shapes the attention kernels use, and the fences around them. PTX ISA, "Asynchronous Warpgroup Level
+// Hopper warpgroup MMA (wgmma, sm_90a) through inline PTX: shared-memory matrix descriptors, the m64nNk16 shapes the
+// attention kernels use, and the fences around them. PTX ISA, "Asynchronous Warpgroup Level
 // Matrix Instructions".
 #pragma once
 
@@ -43,38 +43,80 @@ __device__ __forceinline__ void hold(float (&d)[N][4]) {
         for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[i][e])::"memory");
 }
 
-#define FA_JIT_WGMMA_D32                                                                                              \
-    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
-    "%24, %25, %26, %27, %28, %29, %30, %31}"
-#define FA_JIT_WGMMA_D64                                                                                     \
+#define FA_JIT_WGMMA_D32                                                                               \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
-    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, " \
-    "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, " \
+    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define FA_JIT_WGMMA_D40                                                                               \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}"
+#define FA_JIT_WGMMA_D48                                                                               \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "  \
+    "%40, %41, %42, %43, %44, %45, %46, %47}"
+#define FA_JIT_WGMMA_D56                                                                               \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "  \
+    "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}"
+#define FA_JIT_WGMMA_D64                                                                               \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "  \
+    "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "  \
     "%59, %60, %61, %62, %63}"
+#define FA_JIT_WGMMA_D96                                                                               \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "  \
+    "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "  \
+    "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "  \
+    "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}"
+// Accumulator operands: 2, 4 or 8 n-tiles from d (pointer arithmetic on d reaches the later ones).
 #define FA_JIT_WGMMA_TILE(d, i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
-#define FA_JIT_WGMMA_D32_OPERANDS(d)                                                                    \
-    FA_JIT_WGMMA_TILE(d, 0), FA_JIT_WGMMA_TILE(d, 1), FA_JIT_WGMMA_TILE(d, 2), FA_JIT_WGMMA_TILE(d, 3), \
-        FA_JIT_WGMMA_TILE(d, 4), FA_JIT_WGMMA_TILE(d, 5), FA_JIT_WGMMA_TILE(d, 6), FA_JIT_WGMMA_TILE(d, 7)
-#define FA_JIT_WGMMA_D64_OPERANDS(d) FA_JIT_WGMMA_D32_OPERANDS(d), FA_JIT_WGMMA_D32_OPERANDS((d + 8))
+#define FA_JIT_WGMMA_T2(d) FA_JIT_WGMMA_TILE(d, 0), FA_JIT_WGMMA_TILE(d, 1)
+#define FA_JIT_WGMMA_T4(d) FA_JIT_WGMMA_T2(d), FA_JIT_WGMMA_T2((d + 2))
+#define FA_JIT_WGMMA_T8(d) FA_JIT_WGMMA_T4(d), FA_JIT_WGMMA_T4((d + 4))
+#define FA_JIT_WGMMA_D32_OPERANDS(d) FA_JIT_WGMMA_T8(d)
+// One shared-memory x shared-memory wgmma: `shape` (m64nNk16.f32.bf16.bf16 ...), the accumulator string `regs` of
+// R registers, then the operand numbers of the A and B descriptors and of the accumulate flag (R, R + 1, R + 2).
+#define FA_JIT_WGMMA_SS(shape, regs, ia, ib, ip, ...)                                                     \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" ip                                                  \
+                 ", 0;\n"                                                                                 \
+                 "wgmma.mma_async.sync.aligned." shape " " regs ", %" ia ", %" ib ", p, 1, 1, 0, 0;\n}\n" \
+                 : __VA_ARGS__                                                                            \
+                 : "l"(a_desc), "l"(b_desc), "r"(accumulate))
+#define FA_JIT_WGMMA_SS_BOTH(n, regs, ia, ib, ip, ...)                                 \
+    if (kBf16)                                                                         \
+        FA_JIT_WGMMA_SS("m64n" #n "k16.f32.bf16.bf16", regs, ia, ib, ip, __VA_ARGS__); \
+    else                                                                               \
+        FA_JIT_WGMMA_SS("m64n" #n "k16.f32.f16.f16", regs, ia, ib, ip, __VA_ARGS__)
 
-// D[64x64] (+)= A[64x16] B[16x64], both operands K-major in shared memory; accumulate iff `accumulate` != 0.
-// D is 8 consecutive n-tiles d[0..7][4] in the mma.sync m16n8 accumulator layout, per warp w of the warpgroup:
-// d[i][e] is row 16w + g + 8 (e >> 1), column 8i + 2t + (e & 1) (lane = 4g + t).
+// D[64xN] (+)= A[64x16] B[16xN], both operands K-major in shared memory; accumulate iff `accumulate` != 0.
+// D is N / 8 consecutive n-tiles d[0..N/8-1][4] in the mma.sync m16n8 accumulator layout, per warp w of the
+// warpgroup: d[i][e] is row 16w + g + 8 (e >> 1), column 8i + 2t + (e & 1) (lane = 4g + t). N = 64, 80, 96, 112, 128
+// or 192: one instruction reads the A operand once for all N columns.
+template <int N, bool kBf16>
+__device__ __forceinline__ void mma_ss_n(float (*d)[4], unsigned long long a_desc, unsigned long long b_desc,
+                                         int accumulate) {
+    static_assert(N == 64 || N == 80 || N == 96 || N == 112 || N == 128 || N == 192, "an N with an instruction here");
+    if constexpr (N == 64) {
+        FA_JIT_WGMMA_SS_BOTH(64, FA_JIT_WGMMA_D32, "32", "33", "34", FA_JIT_WGMMA_T8(d));
+    } else if constexpr (N == 80) {
+        FA_JIT_WGMMA_SS_BOTH(80, FA_JIT_WGMMA_D40, "40", "41", "42", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T2((d + 8)));
+    } else if constexpr (N == 96) {
+        FA_JIT_WGMMA_SS_BOTH(96, FA_JIT_WGMMA_D48, "48", "49", "50", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T4((d + 8)));
+    } else if constexpr (N == 112) {
+        FA_JIT_WGMMA_SS_BOTH(112, FA_JIT_WGMMA_D56, "56", "57", "58", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T4((d + 8)),
+                             FA_JIT_WGMMA_T2((d + 12)));
+    } else if constexpr (N == 128) {
+        FA_JIT_WGMMA_SS_BOTH(128, FA_JIT_WGMMA_D64, "64", "65", "66", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T8((d + 8)));
+    } else {
+        FA_JIT_WGMMA_SS_BOTH(192, FA_JIT_WGMMA_D96, "96", "97", "98", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T8((d + 8)),
+                             FA_JIT_WGMMA_T8((d + 16)));
+    }
+}
+// N = 64 (the m64n64k16 of the wgmma kernels).
 template <bool kBf16>
 __device__ __forceinline__ void mma_ss(float (*d)[4], unsigned long long a_desc, unsigned long long b_desc,
                                        int accumulate) {
-    if (kBf16)
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FA_JIT_WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-            : FA_JIT_WGMMA_D32_OPERANDS(d)
-            : "l"(a_desc), "l"(b_desc), "r"(accumulate));
-    else
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " FA_JIT_WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}\n"
-            : FA_JIT_WGMMA_D32_OPERANDS(d)
-            : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+    mma_ss_n<64, kBf16>(d, a_desc, b_desc, accumulate);
 }
 
 // D[64x64] (+)= A[64x16] B[16x64], A from registers (the mma.sync m16n8k16 A fragment of each warp's 16 rows), B
@@ -98,28 +140,18 @@ __device__ __forceinline__ void mma_rs_bt(float (*d)[4], const unsigned (&a)[4],
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
 }
 
-// As mma_ss, N = 128: D is 16 n-tiles d[0..15][4]. One instruction reads the A operand once for twice the columns.
-template <bool kBf16>
-__device__ __forceinline__ void mma_ss_n128(float (*d)[4], unsigned long long a_desc, unsigned long long b_desc,
-                                            int accumulate) {
-    if (kBf16)
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " FA_JIT_WGMMA_D64 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-            : FA_JIT_WGMMA_D64_OPERANDS(d)
-            : "l"(a_desc), "l"(b_desc), "r"(accumulate));
-    else
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " FA_JIT_WGMMA_D64 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-            : FA_JIT_WGMMA_D64_OPERANDS(d)
-            : "l"(a_desc), "l"(b_desc), "r"(accumulate));
-}
-
-#undef FA_JIT_WGMMA_D64
-#undef FA_JIT_WGMMA_D64_OPERANDS
-#undef FA_JIT_WGMMA_D32
+#undef FA_JIT_WGMMA_SS_BOTH
+#undef FA_JIT_WGMMA_SS
 #undef FA_JIT_WGMMA_D32_OPERANDS
+#undef FA_JIT_WGMMA_T8
+#undef FA_JIT_WGMMA_T4
+#undef FA_JIT_WGMMA_T2
 #undef FA_JIT_WGMMA_TILE
+#undef FA_JIT_WGMMA_D96
+#undef FA_JIT_WGMMA_D64
+#undef FA_JIT_WGMMA_D56
+#undef FA_JIT_WGMMA_D48
+#undef FA_JIT_WGMMA_D40
+#undef FA_JIT_WGMMA_D32
 
 }  // namespace fa_jit::wgmma

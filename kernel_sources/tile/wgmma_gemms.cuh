@@ -10,10 +10,10 @@ namespace fa_jit::tile {
 
 // Issues S = Q K^T for the warpgroup's 64 rows (starting at row wg_row0 of the kBlockM-row Q tile) against the kBlockN
 // keys of the K tile at sK, and commits it as one group: k step ks reads 16 columns (32 bytes) inside column block
-// ks / 4. kInstrN keys per instruction (64 or 128): the wider one reads the Q slice once for twice the keys.
+// ks / 4. kInstrN keys per instruction (wgmma::mma_ss_n): a wider one reads the Q slice once for more keys.
 template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim, int kInstrN = 64, class KvLayout = Swizzle128B<kBlockN>>
 __device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK) {
-    static_assert((kInstrN == 64 || kInstrN == 128) && kBlockN % kInstrN == 0, "64 or 128 keys per instruction");
+    static_assert(kBlockN % kInstrN == 0, "whole instructions per key tile");
     wgmma::fence();
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 16; ++ks) {
@@ -24,10 +24,7 @@ __device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigne
             const unsigned long long b = wgmma::desc_sw128(
                 sK + (ks / 4) * KvLayout::kBlockStride + nc * (kInstrN / 8) * KvLayout::kGroupStride + (ks % 4) * 32u,
                 16, KvLayout::kGroupStride);
-            if constexpr (kInstrN == 128)
-                wgmma::mma_ss_n128<kBf16>(acc_s + 16 * nc, a, b, ks > 0);
-            else
-                wgmma::mma_ss<kBf16>(acc_s + 8 * nc, a, b, ks > 0);
+            wgmma::mma_ss_n<kInstrN, kBf16>(acc_s + (kInstrN / 8) * nc, a, b, ks > 0);
         }
     }
     wgmma::commit();

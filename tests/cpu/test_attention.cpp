@@ -379,8 +379,9 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{128, 192, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{64, 64, 4, 2, "wgmma"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 64, 12, 2, "ws"});
-    CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 64, 8, 2, "wgmma"});
+    CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 256, false, 2048, 2048}) == TileConfig{128, 64, 8, 2, "wgmma"});
     CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 32, false, 16384, 16384}) == TileConfig{128, 128, 4, 2});
     CHECK(default_tile_config(80, {DType::bf16, 128, false, 16384, 16384}) == TileConfig{128, 64, 4, 2});
@@ -538,6 +539,11 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     for (int d : {40, 64, 96, 128, 160, 192, 256})
         for (bool causal : {false, true})
             specs.push_back({DType::bf16, d, causal, {128, d <= 128 ? 128 : 64, 12, 2, "ws"}});
+    // Its key tiles that are not a power of two: one S instruction of 80 / 96 / 112 keys.
+    for (bool causal : {false, true})
+        for (const TileConfig& t :
+             {TileConfig{128, 80, 12, 2, "ws"}, TileConfig{128, 96, 12, 2, "ws"}, TileConfig{128, 112, 12, 2, "ws"}})
+            specs.push_back({DType::bf16, t.block_n == 80 ? 256 : 192, causal, t});
     std::set<std::string> families;
     for (const auto& s : specs) families.insert(s.family());
     // Every registered family is covered: a new family whose problems these do not reach adds its own here.

@@ -69,6 +69,9 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
     Case packed{1, 4, 2, 200, 150, 128, true, Layout::bshd};
     packed.seqlens_q = {0, 200, 1, 70}, packed.seqlens_k = {5, 150, 0, 129};
     for (DType dtype : {DType::bf16, DType::f16}) check_case(packed, dtype, rng);
+    // sm_90: the warp-specialized kernel's 192-key tile (one S instruction of 192 columns) on ragged keys.
+    if (current_device().cc() == 90)
+        check_case({1, 2, 1, 150, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
 }
 
 TEST_CASE("every tile configuration of a head dim computes the same function", "[attention]") {
@@ -117,7 +120,7 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     }
     std::mt19937 rng(90);
     for (int d : {64, 128, 192, 256})
-        for (int block_n : {64, 128, 192})
+        for (int block_n : {64, 80, 96, 112, 128, 192})
             for (int stages : {2, 3}) {
                 const TileConfig tile{128, block_n, 12, stages, "ws"};
                 if (!tile_is_legal(DType::bf16, d, tile)) continue;
@@ -146,6 +149,12 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     // 192 keys per tile over pages: boxes of gcd(page size, 192) rows, 12 of them at page size 16.
     for (int page : {16, 64}) {
         Case paged{3, 4, 2, 200, 450, 64, true, Layout::bshd, {128, 192, 12, 3, "ws"}, {450, 193, 0}};
+        paged.page_size = page, paged.share_pages = true;
+        check_case(paged, DType::bf16, rng);
+    }
+    // 80 keys per tile (d 256's tile) over pages: boxes of 16 rows, runs that end inside a page.
+    for (int page : {16, 64}) {
+        Case paged{3, 4, 2, 150, 333, 256, true, Layout::bshd, {128, 80, 12, 2, "ws"}, {333, 97, 0}};
         paged.page_size = page, paged.share_pages = true;
         check_case(paged, DType::bf16, rng);
     }

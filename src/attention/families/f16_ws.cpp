@@ -43,7 +43,9 @@ public:
     //   d 128: everywhere (full 456 / 608 / 666 against 345 / 438 / 471; causal 274 / 488 / 665 against
     //          231 / 363 / 472);
     //   d 192 (B 4, H 16, N 4096): 665 full, 587 causal against 453 / 399;
-    //   d 256: causal (255 / 430 / 619 against 263 / 401 / 543); not full (365 / 485 / 527 against 385 / 504 / 548);
+    //   d 256: causal (64 keys: 255 / 430 / 619 against 263 / 401 / 543; 80 keys, B 1, H 8: 273 / 662 at 2k / 16k
+    //          against 268 / 626 with 64); not full from 8k keys (80 keys: 556 against 538 at 16k, 463 against 479
+    //          at 2k);
     //   d 64: full everywhere (344 / 417 / 451 against 330 / 390 / 409), causal from 4k keys (435 against 393 at 16k;
     //         184 / 326 against 243 / 343 at 512 / 2k).
     // Head dims that are not multiples of 64 run padded, against f16-mma (B 4, H 16, N 4096, full / causal): d 48
@@ -54,7 +56,7 @@ public:
         if (!serves(p, cc)) return false;
         if (p.head_dim % 64 != 0) return p.head_dim >= 40;
         if (p.head_dim == 64) return !p.causal || p.seqlen_k >= 4096;
-        if (p.head_dim == 256) return p.causal;
+        if (p.head_dim == 256) return p.causal || p.seqlen_k >= 8192;
         return true;
     }
     void check_args(const AttentionArgs& args) const override { check_f16_args(args); }
@@ -64,10 +66,10 @@ public:
         return owns(t) && t.block_m == ws_layout::kBlockM && t.warps == kWarps &&
                ws_layout::legal(t.block_n, head_dim, t.stages);
     }
-    // 64, 128 or 192 keys per step, a 2- to 4-deep ring, where shared memory allows.
+    // 64 to 192 keys per step, a 2- to 4-deep ring, where shared memory allows.
     std::vector<TileConfig> sweep_tiles(int head_dim) const override {
         std::vector<TileConfig> out;
-        for (int block_n : {64, 128, 192})
+        for (int block_n : {64, 80, 96, 112, 128, 192})
             for (int stages : {2, 3, 4})
                 if (ws_layout::legal(block_n, head_dim, stages))
                     out.push_back({ws_layout::kBlockM, block_n, kWarps, stages, "ws"});
@@ -76,9 +78,13 @@ public:
     // d 64 / 128: 128 keys, 3 stages (d 128, 16k: 677 full against 657 with 2 stages and 563 with 64 keys); d 64 with
     // long rows: 192 keys (H200, bf16, TFLOP/s against 128 keys: full 421 / 419 at 4k, 470 / 439 at 16k; causal
     // 343 / 353 at 4k, 474 / 464 at 16k: from 16k keys under the mask);
-    // d 192 / 256: 64 keys (the largest that fits), as many stages as fit.
+    // d 256: 80 keys, 2 stages (the largest tile that fits: 662 / 556 TFLOP/s causal / full at 16k against 626 / 505
+    // with 64 keys); d 192: 64 keys, 3 stages (683 / 670 against 670 / 574 with 112 keys and 2 stages, 659 / 559 with
+    // 96); other head dims over 128: 64 keys, as many stages as fit.
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
+        if (p.head_dim == 256)
+            return {{ws_layout::kBlockM, 80, kWarps, 2, "ws"}, {ws_layout::kBlockM, 64, kWarps, 2, "ws"}};
         if (padded == 64 && p.seqlen_k >= (p.causal ? 16384 : 4096))
             return {{ws_layout::kBlockM, 192, kWarps, 3, "ws"}, {ws_layout::kBlockM, 128, kWarps, 3, "ws"}};
         if (padded <= 128)
