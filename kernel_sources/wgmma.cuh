@@ -90,11 +90,12 @@ __device__ __forceinline__ void hold(float (&d)[N][4]) {
                  "wgmma.mma_async.sync.aligned." shape " " regs ", %" ia ", %" ib ", p, 1, 1, 0, 0;\n}\n" \
                  : __VA_ARGS__                                                                            \
                  : "l"(a_desc), "l"(b_desc), "r"(accumulate))
-#define FA_JIT_WGMMA_SS_BOTH(n, regs, ia, ib, ip, ...)                                 \
-    if (kBf16)                                                                         \
-        FA_JIT_WGMMA_SS("m64n" #n "k16.f32.bf16.bf16", regs, ia, ib, ip, __VA_ARGS__); \
-    else                                                                               \
-        FA_JIT_WGMMA_SS("m64n" #n "k16.f32.f16.f16", regs, ia, ib, ip, __VA_ARGS__)
+// Both element types of one instruction: `form` is FA_JIT_WGMMA_SS or FA_JIT_WGMMA_RS (in a function with kBf16).
+#define FA_JIT_WGMMA_BOTH(form, n, regs, ia, ib, ip, ...)                   \
+    if (kBf16)                                                              \
+        form("m64n" #n "k16.f32.bf16.bf16", regs, ia, ib, ip, __VA_ARGS__); \
+    else                                                                    \
+        form("m64n" #n "k16.f32.f16.f16", regs, ia, ib, ip, __VA_ARGS__)
 
 // D[64xN] (+)= A[64x16] B[16xN], both operands K-major in shared memory; accumulate iff `accumulate` != 0.
 // D is N / 8 consecutive n-tiles d[0..N/8-1][4] in the mma.sync m16n8 accumulator layout, per warp w of the
@@ -105,19 +106,22 @@ __device__ __forceinline__ void mma_ss_n(float (*d)[4], unsigned long long a_des
                                          int accumulate) {
     static_assert(N == 64 || N == 80 || N == 96 || N == 112 || N == 128 || N == 192, "an N with an instruction here");
     if constexpr (N == 64) {
-        FA_JIT_WGMMA_SS_BOTH(64, FA_JIT_WGMMA_D32, "32", "33", "34", FA_JIT_WGMMA_T8(d));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 64, FA_JIT_WGMMA_D32, "32", "33", "34", FA_JIT_WGMMA_T8(d));
     } else if constexpr (N == 80) {
-        FA_JIT_WGMMA_SS_BOTH(80, FA_JIT_WGMMA_D40, "40", "41", "42", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T2((d + 8)));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 80, FA_JIT_WGMMA_D40, "40", "41", "42", FA_JIT_WGMMA_T8(d),
+                          FA_JIT_WGMMA_T2((d + 8)));
     } else if constexpr (N == 96) {
-        FA_JIT_WGMMA_SS_BOTH(96, FA_JIT_WGMMA_D48, "48", "49", "50", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T4((d + 8)));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 96, FA_JIT_WGMMA_D48, "48", "49", "50", FA_JIT_WGMMA_T8(d),
+                          FA_JIT_WGMMA_T4((d + 8)));
     } else if constexpr (N == 112) {
-        FA_JIT_WGMMA_SS_BOTH(112, FA_JIT_WGMMA_D56, "56", "57", "58", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T4((d + 8)),
-                             FA_JIT_WGMMA_T2((d + 12)));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 112, FA_JIT_WGMMA_D56, "56", "57", "58", FA_JIT_WGMMA_T8(d),
+                          FA_JIT_WGMMA_T4((d + 8)), FA_JIT_WGMMA_T2((d + 12)));
     } else if constexpr (N == 128) {
-        FA_JIT_WGMMA_SS_BOTH(128, FA_JIT_WGMMA_D64, "64", "65", "66", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T8((d + 8)));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 128, FA_JIT_WGMMA_D64, "64", "65", "66", FA_JIT_WGMMA_T8(d),
+                          FA_JIT_WGMMA_T8((d + 8)));
     } else {
-        FA_JIT_WGMMA_SS_BOTH(192, FA_JIT_WGMMA_D96, "96", "97", "98", FA_JIT_WGMMA_T8(d), FA_JIT_WGMMA_T8((d + 8)),
-                             FA_JIT_WGMMA_T8((d + 16)));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 192, FA_JIT_WGMMA_D96, "96", "97", "98", FA_JIT_WGMMA_T8(d),
+                          FA_JIT_WGMMA_T8((d + 8)), FA_JIT_WGMMA_T8((d + 16)));
     }
 }
 // N = 64 (the m64n64k16 of the wgmma kernels).
@@ -159,31 +163,25 @@ __device__ __forceinline__ void mma_rs_bt(float (*d)[4], const unsigned (&a)[4],
                  "wgmma.mma_async.sync.aligned." shape " " regs ", {%" ia "}, %" ib ", p, 1, 1, 1;\n}\n" \
                  : __VA_ARGS__                                                                           \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate))
-#define FA_JIT_WGMMA_RS_BOTH(n, regs, ia, ib, ip, ...)                                 \
-    if (kBf16)                                                                         \
-        FA_JIT_WGMMA_RS("m64n" #n "k16.f32.bf16.bf16", regs, ia, ib, ip, __VA_ARGS__); \
-    else                                                                               \
-        FA_JIT_WGMMA_RS("m64n" #n "k16.f32.f16.f16", regs, ia, ib, ip, __VA_ARGS__)
 template <bool kBf16, int kBlocks>
 __device__ __forceinline__ void mma_rs_bt_blocks(float (&d)[kBlocks][8][4], const unsigned (&a)[4],
                                                  unsigned long long b_desc, int accumulate) {
     static_assert(kBlocks >= 2 && kBlocks <= 4, "2 to 4 column blocks (128 to 256 columns)");
     if constexpr (kBlocks == 2) {
-        FA_JIT_WGMMA_RS_BOTH(128, FA_JIT_WGMMA_D64, "64, %65, %66, %67", "68", "69", FA_JIT_WGMMA_T8(d[0]),
-                             FA_JIT_WGMMA_T8(d[1]));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_RS, 128, FA_JIT_WGMMA_D64, "64, %65, %66, %67", "68", "69",
+                          FA_JIT_WGMMA_T8(d[0]), FA_JIT_WGMMA_T8(d[1]));
     } else if constexpr (kBlocks == 3) {
-        FA_JIT_WGMMA_RS_BOTH(192, FA_JIT_WGMMA_D96, "96, %97, %98, %99", "100", "101", FA_JIT_WGMMA_T8(d[0]),
-                             FA_JIT_WGMMA_T8(d[1]), FA_JIT_WGMMA_T8(d[2]));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_RS, 192, FA_JIT_WGMMA_D96, "96, %97, %98, %99", "100", "101",
+                          FA_JIT_WGMMA_T8(d[0]), FA_JIT_WGMMA_T8(d[1]), FA_JIT_WGMMA_T8(d[2]));
     } else {
-        FA_JIT_WGMMA_RS_BOTH(256, FA_JIT_WGMMA_D128, "128, %129, %130, %131", "132", "133", FA_JIT_WGMMA_T8(d[0]),
-                             FA_JIT_WGMMA_T8(d[1]), FA_JIT_WGMMA_T8(d[2]), FA_JIT_WGMMA_T8(d[3]));
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_RS, 256, FA_JIT_WGMMA_D128, "128, %129, %130, %131", "132", "133",
+                          FA_JIT_WGMMA_T8(d[0]), FA_JIT_WGMMA_T8(d[1]), FA_JIT_WGMMA_T8(d[2]), FA_JIT_WGMMA_T8(d[3]));
     }
 }
 
-#undef FA_JIT_WGMMA_RS_BOTH
 #undef FA_JIT_WGMMA_RS
 #undef FA_JIT_WGMMA_D128
-#undef FA_JIT_WGMMA_SS_BOTH
+#undef FA_JIT_WGMMA_BOTH
 #undef FA_JIT_WGMMA_SS
 #undef FA_JIT_WGMMA_D32_OPERANDS
 #undef FA_JIT_WGMMA_T8
