@@ -21,14 +21,17 @@
 // tile per block.
 //
 // Launch: block 384 threads, dynamic shared memory ws_layout::smem_bytes(kBlockN, kHeadDim, kStages). Without the
-// causal mask or a window (and below d 256) persistent: grid (min(tiles, SMs)), block b works on tiles b, b +
-// gridDim.x, ... in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2). Under the
-// causal mask one tile per block, grid (ceil(seqlen_q / 128), heads_q, batch), heavy tiles first (tile/coords.cuh,
-// block_index): tiles differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin
-// (bench/NOTES.md). Maps (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence,
-// heads, batch), innermost first, with its strides; boxes of 64 columns x 128 rows (Q) or kBlockN rows (K, V) with the
-// 128-byte swizzle, so that one box is one [rows][64] column block of the wgmma layout (tile/swizzle.cuh,
-// Swizzle128B). Rows past a sequence's end arrive as zeros.
+// causal mask or a window (and below d 192) a 1-d grid: block b works on tiles b, b + gridDim.x, ... in
+// tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2), looping over tiles for short
+// rows (grid min(tiles, SMs), ws_layout::loops_over_tiles), else one each. Otherwise one tile per block, grid
+// (ceil(seqlen_q / 128), heads_q, batch); under the causal mask heavy tiles first (tile/coords.cuh, block_index):
+// tiles differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin
+// (bench/NOTES.md). Without the causal mask or a window, a block with one tile starts at its own key tile
+// (tile::first_visit), so that the blocks running at once do not all read the same one. Maps
+// (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence, heads, batch),
+// innermost first, with its strides; boxes of 64 columns x 128 rows (Q) or kBlockN rows (K, V) with the 128-byte
+// swizzle, so that one box is one [rows][64] column block of the wgmma layout (tile/swizzle.cuh, Swizzle128B). Rows
+// past a sequence's end arrive as zeros.
 //
 // Warpgroup 0 produces: one thread loads each tile's Q and its K / V tiles into a kStages ring that runs on across
 // tiles, each stage guarded by three mbarriers: K full and V full (transaction bytes: the tile landed) and empty (all
@@ -98,13 +101,19 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const auto v_full = [&](int s) { return q_full + 8u * (2 + kStages + s); };
     const auto kv_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
 
-    // At d 256 the persistent loop's registers do not fit beside O's 128 (ptxas spills 40 bytes): one tile per block.
+    // Whether the kernel may loop over tiles (ws_layout::persistent). It does when the host launches fewer blocks than
+    // tiles (short rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
     constexpr bool kPersistent =
         ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0 || kVarlen || kPaged);
     // This block's tiles: first, first + step, ... below end.
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
     const int end = kPersistent ? tile_count<kBlockM>(p) : 1;
+    const bool one_tile = !kPersistent || step >= end;
+    // One tile per block visiting every key (and a first visited tile without clean-up: the paged V tail): each query
+    // tile starts at its own key tile (tile::first_visit; a looping block gains nothing from it, bench/NOTES.md).
+    constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged;
+    const bool stagger = kStaggerable && one_tile;
     const auto block_at = [&](int tile) {
         return kPersistent ? tile_at<kBlockM>(p, tile) : block_index<kBlockM, kCausal>(p);
     };
@@ -155,6 +164,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 key_span<kBlockM, kBlockN, kCausal>(seqlen_k(), causal_offset(), bi.m0, ScoreMod<kMods>::make(p, 0));
             const int n_block_max = span.count();
             if (n_block_max == 0) continue;
+            const int start = first_visit<kBlockM>(span, bi.m0, stagger);
             if (leader) {
                 mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
                 mbarrier::arrive_expect_tx(q_full, kQBytes);
@@ -165,7 +175,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             }
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                 const int s = kv_loads % kStages;
-                const int n0 = (span.end - 1 - it) * kBlockN;
+                const int n0 = span.visit(it, start) * kBlockN;
                 if constexpr (kPaged) {  // lane i loads box i (page_box_rows() rows, or 8), from its page
                     const bool flat = kRowGroups && p.page_row_groups > 0;  // row groups of every page in one dim
                     const int box = kRowGroups && !flat ? 8 : page_box_rows<kBlockN>(p.page_size);
@@ -236,7 +246,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         const int m0 = bi.m0;
         const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
         const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(seqlen_k(), causal_offset(), m0, mod);
-        const int n_block_max = span.count();  // visited last tile first
+        const int n_block_max = span.count();
+        const int start = first_visit<kBlockM>(span, m0, stagger);  // visits: span.visit(it, start)
 
         float acc_o[kDBlocks][8][4];
         clear_accumulator(acc_o);
@@ -310,7 +321,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
                 if (n_block_max == 1) release_q();
-                mask_scores(acc_s, (span.end - 1) * kBlockN);
+                mask_scores(acc_s, span.visit(0, start) * kBlockN);
                 online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
                                [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
             }
@@ -330,7 +341,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
                 if (it == n_block_max - 1) release_q();
-                mask_scores(acc_s, (span.end - 1 - it) * kBlockN);
+                mask_scores(acc_s, span.visit(it, start) * kBlockN);
                 online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf, [&](int nt, int h, float p0, float p1) {
                     acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
                 });
@@ -361,15 +372,15 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
 
         // ---- epilogue: O / l and LSE; rows past seqlen_q are not stored, a row without keys gets O = 0 and
         // LSE = -inf. A block with one tile stages O in its warps' own Q rows (read only by their warpgroup's
-        // completed wgmmas) for 16-byte stores; a persistent block's shared memory already holds the next tile's Q,
-        // so O goes straight from the registers.
+        // completed wgmmas) for 16-byte stores; a looping block's shared memory already holds the next tile's Q, so
+        // O goes straight from the registers.
         TensorBases<unsigned short> bc = tensor_bases<unsigned short>(p, bi);
         if constexpr (kVarlen) {  // one batch of total rows; LSE [heads_q][total_q]
             bc = tensor_bases<unsigned short>(p, {bi.m0, bi.head, 0, bi.head_kv});
             bc.o += seq.q0 * p.o_row_stride;
             bc.lse = p.lse == nullptr ? nullptr : p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0;
         }
-        if constexpr (kPersistent) {
+        if (kPersistent && !one_tile) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const RowTotals rt = row_totals(l_i[h]);

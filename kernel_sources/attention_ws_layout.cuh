@@ -36,11 +36,18 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
     return paged && head_dim % 64 == 0;
 }
 
-// Whether the kernel loops over tiles (grid: min(tiles, SMs)) or takes one per block (grid: query tiles x heads x
-// batch): persistent without the causal mask and without per-sequence keys (a sliding window, packed sequences, a
-// paged cache): tiles of equal cost, and each has keys; below d 256 (registers).
+// Whether the kernel may loop over tiles (a 1-d grid, tile/coords.cuh's tile_at order) or takes one per block (grid:
+// query tiles x heads x batch): it may without the causal mask and without per-sequence keys (a sliding window, packed
+// sequences, a paged cache): tiles of equal cost, and each has keys; below d 192 (d 192: one tile per block measured
+// faster at every length; d 256: the loop's registers do not fit beside O's 128).
 FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim, bool per_sequence_keys = false) {
-    return !causal && !per_sequence_keys && padded_head_dim(head_dim) < 256;
+    return !causal && !per_sequence_keys && padded_head_dim(head_dim) < 192;
+}
+// Whether a kernel that may loop does (grid min(tiles, SMs)) rather than take one tile per block (a grid of every
+// tile, each block starting at its own key tile): looping pays for short rows, whose prologue and epilogue it hides
+// under the next tile's loads; from 4k keys one tile per block is faster (bench/NOTES.md).
+FA_JIT_HOST_DEVICE constexpr bool loops_over_tiles(int seqlen_k) {
+    return seqlen_k <= 2048;
 }
 
 }  // namespace fa_jit::ws_layout

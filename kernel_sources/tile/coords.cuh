@@ -149,7 +149,20 @@ __device__ __forceinline__ int key_tiles(const AttentionParams& p, int m0) {
 struct KeySpan {
     int first, end;
     __device__ __forceinline__ int count() const { return end - first; }
+    // The key tile of visit `it` (0 <= it < count()): last tile first, or, from `start` tiles before the last on,
+    // descending and wrapping around (0 <= start < count()).
+    __device__ __forceinline__ int visit(int it, int start = 0) const {
+        const int j = end - 1 - it - start;
+        return j < first ? j + count() : j;
+    }
 };
+// Where a query tile's visits start (KeySpan::visit). Where every query tile of a head visits the same keys (no causal
+// mask, no window), the blocks running at once would read one key tile at the same moment if each began with the last
+// tile: with `stagger`, query tile m begins m tiles earlier (modulo the count), so that they read different tiles.
+template <int kBlockM>
+__device__ __forceinline__ int first_visit(const KeySpan& span, int m0, bool stagger) {
+    return stagger && span.count() > 1 ? m0 / kBlockM % span.count() : 0;
+}
 template <int kBlockM, int kBlockN, bool kCausal, int kMods>
 __device__ __forceinline__ KeySpan key_span(int seqlen_k, int offset, int m0, const ScoreMod<kMods>& mod) {
     KeySpan span{0, key_tiles<kBlockM, kBlockN, kCausal>(seqlen_k, offset, m0)};

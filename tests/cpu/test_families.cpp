@@ -133,7 +133,8 @@ TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", 
     CHECK(plan.workspace_bytes == 0);
 }
 
-TEST_CASE("the warp-specialized plan is persistent without the causal mask, one block per tile with it", "[families]") {
+TEST_CASE("the warp-specialized plan loops over tiles for short rows without the causal mask, else one block per tile",
+          "[families]") {
     AttentionArgs a;
     a.dtype = DType::bf16, a.batch = 4, a.heads_q = 16, a.heads_kv = 4, a.seqlen_q = 4000, a.seqlen_k = 4096;
     a.head_dim = 128;
@@ -147,11 +148,17 @@ TEST_CASE("the warp-specialized plan is persistent without the causal mask, one 
         CHECK(plan.launches[0].block == 384);
         return std::vector<unsigned>(plan.launches[0].grid, plan.launches[0].grid + 3);
     };
-    // 32 query tiles x 16 heads x 4 sequences = 2048 tiles over 132 blocks; causal: one block per tile.
-    CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
+    // 32 query tiles x 16 heads x 4 sequences = 2048 tiles. 4k keys: one block per tile, a 1-d grid where the kernel
+    // may loop, else (query tile, head, sequence); causal: one block per tile.
+    CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
-    CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // d 256: registers
+    CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});  // d 192: never loops
+    CHECK(grid(false, 256, {128, 80, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // d 256: registers
+    // Up to 2k keys the blocks loop: 2048 tiles over 132 blocks.
+    a.seqlen_k = 2048;
+    CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(false, 96, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 128
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
     a.batch = 1, a.heads_q = a.heads_kv = 2, a.seqlen_q = 300;  // fewer tiles than SMs: one block each
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{6, 1, 1});
     // Tiles are numbered in an int on the device.
@@ -168,7 +175,7 @@ TEST_CASE("each family serves its problems and refuses the rest", "[families]") 
         CHECK(family(DType::bf16, d, 90) == "f16-ws");
         CHECK(family(DType::f16, d, 90) == "f16-ws");
     }
-    CHECK(family(DType::bf16, 256, 90) == "f16-wgmma");  // not causal
+    CHECK(family(DType::bf16, 256, 90) == "f16-ws");  // not causal: 80 keys, staggered
     CHECK(kernel_family_for({DType::bf16, 256, true, 4096, 4096}, 90) == "f16-ws");
     CHECK(kernel_family_for({DType::bf16, 64, true, 1024, 1024}, 90) == "f16-wgmma");  // causal, short keys
     CHECK(kernel_family_for({DType::bf16, 64, false, 1024, 1024}, 90) == "f16-ws");

@@ -146,6 +146,19 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
     check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
+    // Without the causal mask a block with one tile starts at its own key tile (tile::first_visit): several query
+    // tiles over ragged keys put the tile that holds the last keys first, in the middle or last of a block's visits.
+    // At each head dim's default tile; with more than 2k keys in a kernel that may loop (one block per tile, more
+    // tiles than SMs); with softcap and ALiBi, whose scores depend on the key tile's position.
+    for (int d : {64, 128, 192, 256}) {
+        INFO("staggered, d " << d);
+        check_case({1, 2, 2, 600, 700, d, false, Layout::bshd}, DType::bf16, rng);
+    }
+    check_case({1, 8, 8, 4200, 2100, 64, false, Layout::bhsd, {128, 128, 12, 3, "ws"}}, DType::f16, rng);
+    check_case({1, 4, 2, 600, 700, 128, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 5.f, true, 1.f}},
+               DType::bf16, rng);
+    check_case({1, 4, 2, 600, 700, 256, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true}}, DType::bf16,
+               rng);
     // 192 keys per tile over pages: boxes of gcd(page size, 192) rows, 12 of them at page size 16.
     for (int page : {16, 64}) {
         Case paged{3, 4, 2, 200, 450, 64, true, Layout::bshd, {128, 192, 12, 3, "ws"}, {450, 193, 0}};

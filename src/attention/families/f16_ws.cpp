@@ -43,9 +43,9 @@ public:
     //   d 128: everywhere (full 456 / 608 / 666 against 345 / 438 / 471; causal 274 / 488 / 665 against
     //          231 / 363 / 472);
     //   d 192 (B 4, H 16, N 4096): 665 full, 587 causal against 453 / 399;
-    //   d 256: causal (64 keys: 255 / 430 / 619 against 263 / 401 / 543; 80 keys, B 1, H 8: 273 / 662 at 2k / 16k
-    //          against 268 / 626 with 64); not full from 8k keys (80 keys: 556 against 538 at 16k, 463 against 479
-    //          at 2k);
+    //   d 256: everywhere (causal, 64 keys: 255 / 430 / 619 against 263 / 401 / 543; 80 keys, B 1, H 8: 273 / 662
+    //          at 2k / 16k against 268 / 626 with 64; full, 80 keys with staggered key tiles, N 512 / 2k / 16k:
+    //          427 / 601 / 608-638 against 388 / 479 / 538);
     //   d 64: full everywhere (344 / 417 / 451 against 330 / 390 / 409), causal from 4k keys (435 against 393 at 16k;
     //         184 / 326 against 243 / 343 at 512 / 2k).
     // Head dims that are not multiples of 64 run padded, against f16-mma (B 4, H 16, N 4096, full / causal): d 48
@@ -56,7 +56,6 @@ public:
         if (!serves(p, cc)) return false;
         if (p.head_dim % 64 != 0) return p.head_dim >= 40;
         if (p.head_dim == 64) return !p.causal || p.seqlen_k >= 4096;
-        if (p.head_dim == 256) return p.causal || p.seqlen_k >= 8192;
         return true;
     }
     void check_args(const AttentionArgs& args) const override { check_f16_args(args); }
@@ -106,8 +105,10 @@ public:
         return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
     }
 
-    // Persistent (ws_layout::persistent): one block per SM (or per tile, when fewer), each looping over tiles. Else
-    // one block per tile (under the causal mask tiles differ in cost: the block scheduler balances them).
+    // A kernel that may loop over tiles (ws_layout::persistent) takes a 1-d grid: for short rows one block per SM (or
+    // per tile, when fewer), each looping over tiles, else one block per tile (ws_layout::loops_over_tiles). Other
+    // kernels: one block per tile in (query tile, head, batch) (under the causal mask tiles differ in cost: the block
+    // scheduler balances them).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
         if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.mods.window || spec.varlen || spec.paged))
@@ -116,7 +117,8 @@ public:
         FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
                        "at most 2^31 - 1 query tiles of 128 rows over batch x heads_q", std::to_string(tiles));
         KernelLaunch& l = plan.launches[0];
-        l.grid[0] = static_cast<unsigned>(std::min<long long>(tiles, std::max(device.multiprocessors, 1)));
+        const long long blocks = ws_layout::loops_over_tiles(a.seqlen_k) ? std::max(device.multiprocessors, 1) : tiles;
+        l.grid[0] = static_cast<unsigned>(std::min(tiles, blocks));
         l.grid[1] = l.grid[2] = 1;
         return plan;
     }
