@@ -34,18 +34,18 @@
 // past a sequence's end arrive as zeros.
 //
 // Warpgroup 0 produces: one thread loads each tile's Q and its K / V tiles into a kStages ring that runs on across
-// tiles, each stage guarded by three mbarriers: K full and V full (transaction bytes: the tile landed) and empty (all
-// 8 consumer warps are done with it); Q has full and empty barriers of its own. The warpgroup then keeps 24 registers
-// and gives the rest to the consumers (240 each). Warpgroups 1 and 2 each compute 64 of the 128 query rows
-// (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online softmax in registers, O += P V with P in registers),
-// waiting only on the barriers: no block barrier after the start. The two consumers take turns at the tensor cores
-// (ping-pong): one's softmax overlaps the other's GEMMs. A turn issues S of key tile j and P V of tile j - 1, which
-// the tensor core accumulates into O itself (rescaled by the softmax before), so the softmax of S also overlaps the
-// warpgroup's own P V. (The other 16-bit families add each tile's P V to O from a fresh accumulator instead: here
-// that second accumulator's registers would leave S no room beside it. Errors against float64 measured the same
-// at 4k-16k keys: bench/NOTES.md.) Q is released as soon as the tile's last S is computed, and a
-// persistent block's O goes to global memory straight from the registers, so the next tile's Q and K / V load during
-// the last P V and the epilogue.
+// tiles, each stage guarded by four mbarriers: K full and V full (transaction bytes: the tile landed), K empty (all 8
+// consumer warps computed the tile's S) and V empty (and its P V); Q has full and empty barriers of its own. The
+// warpgroup then keeps 24 registers and gives the rest to the consumers (240 each). Warpgroups 1 and 2 each compute 64
+// of the 128 query rows (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online softmax in registers, O += P V with
+// P in registers), waiting only on the barriers: no block barrier after the start. The two consumers take turns at the
+// tensor cores (ping-pong): one's softmax overlaps the other's GEMMs. A turn issues S of key tile j and P V of tile j -
+// 1, which the tensor core accumulates into O itself (rescaled by the softmax before), so the softmax of S also
+// overlaps the warpgroup's own P V. (The other 16-bit families add each tile's P V to O from a fresh accumulator
+// instead: here that second accumulator's registers would leave S no room beside it. Errors against float64 measured
+// the same at 4k-16k keys: bench/NOTES.md.) Q is released as soon as the tile's last S is computed, and a persistent
+// block's O goes to global memory straight from the registers, so the next tile's Q and K / V load during the last P V
+// and the epilogue.
 #pragma once
 
 #include "attention_params.cuh"
@@ -99,7 +99,11 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const unsigned q_empty = q_full + 8u;
     const auto k_full = [&](int s) { return q_full + 8u * (2 + s); };
     const auto v_full = [&](int s) { return q_full + 8u * (2 + kStages + s); };
-    const auto kv_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
+    const auto k_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
+    const auto v_empty = [&](int s) { return q_full + 8u * (2 + 3 * kStages + s); };
+    // K of a stage is released once the tile's S is computed, V once its P V is: the next K tile loads while the
+    // warpgroups still read this V (with 2 stages, waiting for both kept S of tile j + 2 waiting on its load).
+    constexpr bool kSplitRelease = true;
 
     // Whether the kernel may loop over tiles (ws_layout::persistent). It does when the host launches fewer blocks than
     // tiles (short rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
@@ -140,7 +144,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         for (int s = 0; s < kStages; ++s) {
             mbarrier::init(k_full(s), 1);
             mbarrier::init(v_full(s), 1);
-            mbarrier::init(kv_empty(s), kConsumerWarps);
+            mbarrier::init(k_empty(s), kConsumerWarps);
+            mbarrier::init(v_empty(s), kConsumerWarps);
         }
         mbarrier::fence_init();
     }
@@ -184,7 +189,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                     if (r < kBlockN)  // looked up before the wait, which hides the latency
                         page = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch).page_of(n0 + r, in_page);
                     if (leader) {
-                        mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);
+                        mbarrier::wait(k_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);
+                        mbarrier::wait(v_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);
                         mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
                         mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
                     }
@@ -205,12 +211,14 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                         }
                     }
                 } else {
-                    mbarrier::wait(kv_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);  // the first trip finds it empty
+                    const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;  // the first trip finds it empty
+                    mbarrier::wait(k_empty(s), empty_phase);
                     mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
                         tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0, bi.head_kv,
                                      map_batch(bi), k_full(s));
+                    mbarrier::wait(v_empty(s), empty_phase);
                     mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
@@ -285,6 +293,11 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 warpgroup::sync(3, 128);
             }
         };
+        // A warp is done with a stage's K (its S completed) or V (its P V completed).
+        const auto release = [&](unsigned empty) {
+            __syncwarp();
+            if (lane == 0) mbarrier::arrive(empty);
+        };
         // The tile's last S has been computed: Q may take the next tile's rows.
         const auto release_q = [&] {
             if (lane == 0) mbarrier::arrive(q_empty);
@@ -300,8 +313,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 const int s = (kv_loads + it) % kStages, phase = ((kv_loads + it) / kStages) & 1;
                 mbarrier::wait(k_full(s), phase);
                 mbarrier::wait(v_full(s), phase);
-                __syncwarp();
-                if (lane == 0) mbarrier::arrive(kv_empty(s));
+                release(k_empty(s));
+                release(v_empty(s));
             }
             kv_loads += n_block_max;
         } else if (n_block_max > 0) {
@@ -320,6 +333,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
+                if (kSplitRelease) release(k_empty(kv0 % kStages));
                 if (n_block_max == 1) release_q();
                 mask_scores(acc_s, span.visit(0, start) * kBlockN);
                 online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
@@ -340,6 +354,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 pass_turn();
                 wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
+                if (kSplitRelease) release(k_empty(s));
                 if (it == n_block_max - 1) release_q();
                 mask_scores(acc_s, span.visit(it, start) * kBlockN);
                 online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf, [&](int nt, int h, float p0, float p1) {
@@ -348,8 +363,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 wgmma::wait<0>();  // P V: O and p_frag are free again
 #pragma unroll
                 for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
-                __syncwarp();
-                if (lane == 0) mbarrier::arrive(kv_empty(sp));
+                if (!kSplitRelease) release(k_empty(sp));
+                release(v_empty(sp));
                 pack_probabilities<kBf16>(acc_s, p_frag);
 #pragma unroll
                 for (int c = 0; c < kDBlocks; ++c) rescale_rows(acc_o[c], alpha);
@@ -365,8 +380,8 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             wgmma::wait<0>();
 #pragma unroll
             for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
-            __syncwarp();
-            if (lane == 0) mbarrier::arrive(kv_empty(sp));
+            if (!kSplitRelease) release(k_empty(sp));
+            release(v_empty(sp));
             kv_loads += n_block_max;
         }
 

@@ -16,9 +16,10 @@ FA_JIT_HOST_DEVICE constexpr int padded_head_dim(int head_dim) {
 }
 
 // Q, then the K stages, then the V stages, each padded_head_dim / 64 column blocks of [rows][64] (1024-byte aligned,
-// hence the extra 1 KB), then the barriers (8 bytes each: Q full and empty, K full, V full and K/V empty per stage).
+// hence the extra 1 KB), then the barriers (8 bytes each: Q full and empty; K full, V full, K empty and V empty per
+// stage).
 FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_n, int head_dim, int stages) {
-    return 2 * padded_head_dim(head_dim) * (kBlockM + 2 * stages * block_n) + 1024 + 8 * (2 + 3 * stages);
+    return 2 * padded_head_dim(head_dim) * (kBlockM + 2 * stages * block_n) + 1024 + 8 * (2 + 4 * stages);
 }
 
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_n, int head_dim, int stages) {

@@ -381,6 +381,9 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{128, 192, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 8192, 8192}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{128, 192, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 192, false, 16384, 16384}) == TileConfig{128, 112, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 192, true, 2048, 2048}) == TileConfig{128, 112, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 192, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{64, 64, 4, 2, "wgmma"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
@@ -612,6 +615,7 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
         for (const ProblemClass& p :
              {ProblemClass{DType::bf16, 128, true, 4096, 4096},
               ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-ws at 80 keys on sm_90
+              ProblemClass{DType::bf16, 192, true, 4096, 4096},   // f16-ws at 112 keys on sm_90
               ProblemClass{DType::bf16, 64, true, 2048, 2048},    // f16-wgmma on sm_90
               ProblemClass{DType::f32, 64, true, 4096, 4096}, ProblemClass{DType::bf16, 128, false, 1, 8192, 8},
               ProblemClass{DType::bf16, 128, true, 4, 8192, 32}})

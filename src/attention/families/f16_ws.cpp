@@ -78,12 +78,15 @@ public:
     // long rows: 192 keys (H200, bf16, TFLOP/s against 128 keys: full 421 / 419 at 4k, 470 / 439 at 16k; causal
     // 343 / 353 at 4k, 474 / 464 at 16k: from 16k keys under the mask);
     // d 256: 80 keys, 2 stages (the largest tile that fits: 662 / 556 TFLOP/s causal / full at 16k against 626 / 505
-    // with 64 keys); d 192: 64 keys, 3 stages (683 / 670 against 670 / 574 with 112 keys and 2 stages, 659 / 559 with
-    // 96); other head dims over 128: 64 keys, as many stages as fit.
+    // with 64 keys); d 192: 112 keys, 2 stages from 2k keys (K released after S: 770 / 756 at 16k and 535 / 663 at 2k
+    // against 682 / 670 and 501 / 618 with 64 keys and 3 stages; at 512 keys 289 / 462 against 303 / 461); other head
+    // dims over 128: 64 keys, as many stages as fit.
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
         if (p.head_dim == 256)
             return {{ws_layout::kBlockM, 80, kWarps, 2, "ws"}, {ws_layout::kBlockM, 64, kWarps, 2, "ws"}};
+        if (p.head_dim == 192 && p.seqlen_k >= 2048)
+            return {{ws_layout::kBlockM, 112, kWarps, 2, "ws"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws"}};
         if (padded == 64 && p.seqlen_k >= (p.causal ? 16384 : 4096))
             return {{ws_layout::kBlockM, 192, kWarps, 3, "ws"}, {ws_layout::kBlockM, 128, kWarps, 3, "ws"}};
         if (padded <= 128)
