@@ -384,6 +384,9 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 192, false, 16384, 16384}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 2048, 2048}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 160, false, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 160, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 224, true, 1024, 1024}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{64, 64, 4, 2, "wgmma"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
@@ -550,7 +553,8 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     for (int d : {40, 64, 96, 128, 160, 192, 256})
         for (bool causal : {false, true})
             specs.push_back({DType::bf16, d, causal, {128, d <= 128 ? 128 : 64, 12, 2, "ws"}});
-    // Its key tiles that are not a power of two: one S instruction of 80 / 96 / 112 keys.
+    // Its key tiles that are not a power of two: one S instruction of 80 / 96 / 112 keys; d 224's default.
+    for (bool causal : {false, true}) specs.push_back({DType::bf16, 224, causal, {128, 80, 12, 2, "ws"}});
     for (bool causal : {false, true})
         for (const TileConfig& t :
              {TileConfig{128, 80, 12, 2, "ws"}, TileConfig{128, 96, 12, 2, "ws"}, TileConfig{128, 112, 12, 2, "ws"}})

@@ -140,6 +140,13 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
         check_case({1, 2, 1, 150, 260, d, false, Layout::padded, tile}, DType::f16, rng);
     }
     check_case({1, 2, 2, 70, 0, 96, false, Layout::bhsd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+    // The wide tiles of padded head dims: 112 keys at d 136..184, 80 keys at d 200..248.
+    for (int d : {136, 160, 184, 200, 224, 248}) {
+        const TileConfig tile{128, d <= 192 ? 112 : 80, 12, 2, "ws"};
+        INFO("d " << d << " " << tile.to_string());
+        check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, tile}, DType::bf16, rng);
+        check_case({1, 2, 1, 650, 700, d, false, Layout::padded, tile}, DType::f16, rng);
+    }
     // More tiles than SMs: the persistent blocks (no causal mask) loop over several tiles each, the K/V ring and the
     // warpgroups' turns running on from one tile to the next.
     check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);

@@ -77,24 +77,22 @@ public:
     // d 64 / 128: 128 keys, 3 stages (d 128, 16k: 677 full against 657 with 2 stages and 563 with 64 keys); d 64 with
     // long rows: 192 keys (H200, bf16, TFLOP/s against 128 keys: full 421 / 419 at 4k, 470 / 439 at 16k; causal
     // 343 / 353 at 4k, 474 / 464 at 16k: from 16k keys under the mask);
-    // d 256: 80 keys, 2 stages (the largest tile that fits: 662 / 556 TFLOP/s causal / full at 16k against 626 / 505
-    // with 64 keys); d 192: 112 keys, 2 stages from 2k keys (K released after S: 770 / 756 at 16k and 535 / 663 at 2k
-    // against 682 / 670 and 501 / 618 with 64 keys and 3 stages; at 512 keys 289 / 462 against 303 / 461); other head
-    // dims over 128: 64 keys, as many stages as fit.
+    // Padded to 256 (d 200-256): 80 keys, 2 stages (the largest tile that fits: d 256 662 / 556 TFLOP/s causal / full
+    // at 16k against 626 / 505 with 64 keys; d 224, B 4, N 4k: 7 / 5 % over 64 keys); padded to 192 (d 136-192): 112
+    // keys, 2 stages from 2k keys (K released after S; d 192: 770 / 756 at 16k and 535 / 663 at 2k against 682 / 670
+    // and 501 / 618 with 64 keys and 3 stages, at 512 keys 289 / 462 against 303 / 461; d 160, B 4, N 4k: 9 / 9 %),
+    // else 64 keys in 3 stages.
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
-        if (p.head_dim == 256)
+        if (padded == 256)
             return {{ws_layout::kBlockM, 80, kWarps, 2, "ws"}, {ws_layout::kBlockM, 64, kWarps, 2, "ws"}};
-        if (p.head_dim == 192 && p.seqlen_k >= 2048)
+        if (padded == 192 && p.seqlen_k >= 2048)
             return {{ws_layout::kBlockM, 112, kWarps, 2, "ws"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws"}};
         if (padded == 64 && p.seqlen_k >= (p.causal ? 16384 : 4096))
             return {{ws_layout::kBlockM, 192, kWarps, 3, "ws"}, {ws_layout::kBlockM, 128, kWarps, 3, "ws"}};
         if (padded <= 128)
             return {{ws_layout::kBlockM, 128, kWarps, 3, "ws"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws"}};
-        std::vector<TileConfig> out;
-        for (int stages : {3, 2})
-            if (ws_layout::legal(64, p.head_dim, stages)) out.push_back({ws_layout::kBlockM, 64, kWarps, stages, "ws"});
-        return out;
+        return {{ws_layout::kBlockM, 64, kWarps, 3, "ws"}, {ws_layout::kBlockM, 64, kWarps, 2, "ws"}};
     }
     bool has_even_variant() const override { return false; }
 
