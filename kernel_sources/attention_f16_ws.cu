@@ -43,7 +43,7 @@
 // 1, which the tensor core accumulates into O itself (rescaled by the softmax before), so the softmax of S also
 // overlaps the warpgroup's own P V. (The other 16-bit families add each tile's P V to O from a fresh accumulator
 // instead: here that second accumulator's registers would leave S no room beside it. Errors against float64 measured
-// the same at 4k-16k keys: bench/NOTES.md.) Q is released as soon as the tile's last S is computed, and a persistent
+// the same at 4k-16k keys: bench/NOTES.md.) Q is released as soon as the tile's last S is computed, and a looping
 // block's O goes to global memory straight from the registers, so the next tile's Q and K / V load during the last P V
 // and the epilogue.
 #pragma once
@@ -101,9 +101,9 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const auto v_full = [&](int s) { return q_full + 8u * (2 + kStages + s); };
     const auto k_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
     const auto v_empty = [&](int s) { return q_full + 8u * (2 + 3 * kStages + s); };
-    // K of a stage is released once the tile's S is computed, V once its P V is: the next K tile loads while the
-    // warpgroups still read this V (with 2 stages, waiting for both kept S of tile j + 2 waiting on its load).
-    constexpr bool kSplitRelease = true;
+    // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
+    // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
+    // bench/NOTES.md, "K released after S, V after P V").
 
     // Whether the kernel may loop over tiles (ws_layout::persistent). It does when the host launches fewer blocks than
     // tiles (short rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
@@ -333,7 +333,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
-                if (kSplitRelease) release(k_empty(kv0 % kStages));
+                release(k_empty(kv0 % kStages));
                 if (n_block_max == 1) release_q();
                 mask_scores(acc_s, span.visit(0, start) * kBlockN);
                 online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
@@ -354,7 +354,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 pass_turn();
                 wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
-                if (kSplitRelease) release(k_empty(s));
+                release(k_empty(s));
                 if (it == n_block_max - 1) release_q();
                 mask_scores(acc_s, span.visit(it, start) * kBlockN);
                 online_softmax(acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf, [&](int nt, int h, float p0, float p1) {
@@ -363,7 +363,6 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 wgmma::wait<0>();  // P V: O and p_frag are free again
 #pragma unroll
                 for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
-                if (!kSplitRelease) release(k_empty(sp));
                 release(v_empty(sp));
                 pack_probabilities<kBf16>(acc_s, p_frag);
 #pragma unroll
@@ -380,7 +379,6 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             wgmma::wait<0>();
 #pragma unroll
             for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
-            if (!kSplitRelease) release(k_empty(sp));
             release(v_empty(sp));
             kv_loads += n_block_max;
         }
