@@ -105,10 +105,10 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
     // bench/NOTES.md, "K released after S, V after P V").
 
-    // Lazy rescaling (tile/softmax.cuh): the running max moves only by more than kLazyMaxSlack, and a warp whose rows
-    // all keep theirs skips O's rescale. Pays from two column blocks of O (d 256 +4-5 %, d 192 +2-4 %, d 96 / 128
-    // +1-2 %); at d 64 the vote costs more than its 32 multiplies save (-2-4 %; bench/NOTES.md, "Lazy rescaling").
-    constexpr bool kLazyRescale = kDBlocks > 1;
+    // Softcap without ALiBi bounds every score to [-softcap, softcap]: up to kSoftcapNoMaxLimit (the host sets
+    // p.softcap_no_max) exp2 of a bf16 kernel's scores stays within fp32 and bf16 with no running max subtracted,
+    // which saves the max, its shuffles and O's rescale (bench/NOTES.md, "Softcap without a running max").
+    const bool no_max = kBf16 && ScoreMod<kMods>::kSoftcap && !ScoreMod<kMods>::kAlibi && p.softcap_no_max;
 
     // Whether the kernel may loop over tiles (ws_layout::persistent). It does when the host launches fewer blocks than
     // tiles (short rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
@@ -341,9 +341,9 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 release(k_empty(kv0 % kStages));
                 if (n_block_max == 1) release_q();
                 mask_scores(acc_s, span.visit(0, start) * kBlockN);
-                online_softmax<kLazyRescale>(
+                online_softmax(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
-                    [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); });
+                    [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max);
             }
             for (int it = 1; it < n_block_max; ++it) {
                 // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S
@@ -363,16 +363,18 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 release(k_empty(s));
                 if (it == n_block_max - 1) release_q();
                 mask_scores(acc_s, span.visit(it, start) * kBlockN);
-                online_softmax<kLazyRescale>(
-                    acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf, [&](int nt, int h, float p0, float p1) {
+                online_softmax(
+                    acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
+                    [&](int nt, int h, float p0, float p1) {
                         acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
-                    });
+                    },
+                    no_max);
                 wgmma::wait<0>();  // P V: O and p_frag are free again
 #pragma unroll
                 for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
                 release(v_empty(sp));
                 pack_probabilities<kBf16>(acc_s, p_frag);
-                if (!kLazyRescale || warp_needs_rescale(alpha)) {
+                if (!no_max) {
 #pragma unroll
                     for (int c = 0; c < kDBlocks; ++c) rescale_rows(acc_o[c], alpha);
                 }

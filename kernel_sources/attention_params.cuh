@@ -13,6 +13,11 @@ constexpr int kAlibi = 4;    // ALiBi: s -= slope[head] * |i + offset - j|
 constexpr int kAll = kWindow | kSoftcap | kAlibi;
 }  // namespace mods
 
+// Softcap bounds a score to [-softcap, softcap], so p = exp(score) lies in [2^-79.3, 2^79.3] for softcap <= 55: normal
+// in fp32 and bf16, and sums of up to 2^31 of them times |v| < 2^17 stay finite. The bf16 kernels skip the running
+// max there (AttentionParams::softcap_no_max).
+constexpr float kSoftcapNoMaxLimit = 55.f;
+
 // Element strides are counted in elements, not bytes. The last dimension (head_dim) is always contiguous.
 // Tensors are indexed [batch][head][row][col]; any batch/head/row strides express both BSHD and BHSD.
 struct AttentionParams {
@@ -65,6 +70,7 @@ struct AttentionParams {
     //   softcap: the cap itself (0: off), for the reference kernel.
     int window_left, window_right;
     float softcap, softcap_scale;
+    int softcap_no_max;  // 1: softcap <= kSoftcapNoMaxLimit and bf16; such kernels take exp2 without a running max
     const float* alibi_slopes;
     float alibi_unit;
 

@@ -24,29 +24,20 @@
 
 namespace fa_jit::tile {
 
-// Lazy rescaling (kLazy): the running max moves only when a tile's max exceeds it by more than kLazyMaxSlack (log2
-// units), so p stays below 2^kLazyMaxSlack and most tiles of a long row leave m, and with it alpha = 1 and O, as they
-// are; the caller skips O's rescale when alpha is 1 on every row of the warp. The softmax is exact for any m: O and l
-// are scaled alike, and the LSE takes the m they were summed against.
-constexpr float kLazyMaxSlack = 8.f;
-
 // Row h (0: row g, 1: row g + 8) of one 16-row block: updates m and returns the max to subtract (0 for a row with no
 // visible key yet) and, in alpha, O's rescale factor exp2(m_old - m_new) (0 on the first tile: O is 0 anyway).
-template <bool kScaled, int kNT, bool kLazy = false>
+template <bool kScaled, int kNT>
 __device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h, float& m, float& alpha,
                                                  float scale_log2, float neg_inf) {
     static_assert(kNT >= 1, "at least one 8-column n-tile");
-    static_assert(!(kLazy && kScaled), "lazy rescaling is for raw scores");
     float row_max = kScaled ? m : neg_inf;
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt) row_max = fmaxf(row_max, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
     row_max = ptx::quad_max(row_max);
     // Raw scores: the max commutes with a positive scale, and -inf stays -inf.
-    float m_new = kScaled ? row_max : fmaxf(m, row_max * scale_log2);
-    // Kept while within the slack (-inf - -inf is NaN: a row without keys stays at -inf).
-    if (kLazy && !(m_new - m > kLazyMaxSlack)) m_new = m;
+    const float m_new = kScaled ? row_max : fmaxf(m, row_max * scale_log2);
     const float m_use = m_new == neg_inf ? 0.f : m_new;
-    alpha = kLazy && m_new == m ? 1.f : ptx::exp2_approx(m - m_use);
+    alpha = ptx::exp2_approx(m - m_use);
     m = m_new;
     return m_use;
 }
@@ -76,13 +67,21 @@ __device__ __forceinline__ float softmax_row_exp(const float (&s)[kNT][4], int h
 
 // Both rows of one 16-row block of raw scores (fp16 / bf16): m, l and alpha per row, P to store(nt, h, p0, p1).
 // The two maxima first, then the two exponent passes: this order is the one ptxas was tuned against at 255 registers.
-template <bool kLazy = false, int kNT, class Store>
+// no_max: scores bounded so that exp2(s * scale_log2) neither overflows nor underflows (softcap with bf16 P): no
+// running max, m = 0 and alpha = 1 (a uniform branch around the max).
+template <int kNT, class Store>
 __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
-                                               float (&alpha)[2], float scale_log2, float neg_inf, Store store) {
+                                               float (&alpha)[2], float scale_log2, float neg_inf, Store store,
+                                               bool no_max = false) {
     float m_use[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-        m_use[h] = softmax_row_max<false, kNT, kLazy>(s, h, m[h], alpha[h], scale_log2, neg_inf);
+    for (int h = 0; h < 2; ++h) {
+        if (no_max) {
+            m_use[h] = m[h] = 0.f, alpha[h] = 1.f;
+            continue;
+        }
+        m_use[h] = softmax_row_max<false>(s, h, m[h], alpha[h], scale_log2, neg_inf);
+    }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         const float row_sum = softmax_row_exp<false>(s, h, m_use[h], scale_log2,
@@ -110,11 +109,6 @@ __device__ __forceinline__ void rescale_add(float (&o)[kNO][4], int i0, const fl
     for (int i = 0; i < kN; ++i)
 #pragma unroll
         for (int e = 0; e < 4; ++e) o[i0 + i][e] = fmaf(o[i0 + i][e], alpha[e / 2], pv[i][e]);
-}
-
-// Whether any row of the warp has alpha != 1 (lazy rescaling: otherwise O's rescale is skipped).
-__device__ __forceinline__ bool warp_needs_rescale(const float (&alpha)[2]) {
-    return __any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f);
 }
 
 // O *= alpha for kN 8-column n-tiles of one 16-row block, each element with its row's alpha (e / 2): before a P V

@@ -171,6 +171,7 @@ AttentionParams make_params(const AttentionArgs& a) {
         p.softcap_scale = p.scale / a.softcap;
         p.scale_log2 = a.softcap * 1.4426950408889634f;
         p.alibi_unit = 1.0f / a.softcap;
+        p.softcap_no_max = a.dtype == DType::bf16 && a.softcap <= kSoftcapNoMaxLimit ? 1 : 0;
     }
     p.num_splits = 1;
     return p;
