@@ -126,8 +126,9 @@ FA_JIT_API void attention(const AttentionArgs& args, CUstream stream);
 // Device scratch bytes attention(args, stream) needs on the current device (0 for most prefill problems). A call
 // captured in a CUDA graph must not allocate: pass a workspace of this size, or make one call on the stream first.
 FA_JIT_API std::size_t attention_workspace_size(const AttentionArgs& args);
-// Frees the library's workspace for `stream` in the current context, in stream order (e.g. before destroying the
-// stream); a later call allocates again.
+// Frees the library's workspace for `stream` in the current context, in stream order; a later call allocates again.
+// Call it before destroying a stream. Otherwise the buffer stays until a stream that reuses the handle makes its
+// first call outside a capture (the stream id tells them apart); a capture on such a stream still gets the old one.
 FA_JIT_API void attention_release_workspace(CUstream stream);
 
 // Plain attention with float64 accumulation, for checking results (slow; same semantics and arguments).

@@ -56,6 +56,7 @@ namespace fa_jit::driver {
     X(cuFuncGetParamInfo, 12040)            \
     X(cuLaunchKernelEx, 11060)              \
     X(cuTensorMapEncodeTiled, 12000)        \
+    X(cuStreamGetId, 12000)                 \
     X(cuStreamBeginCapture, 10010)          \
     X(cuStreamEndCapture, 10000)            \
     X(cuGraphInstantiateWithFlags, 11040)   \

@@ -24,6 +24,7 @@ struct KeyHash {
 struct Buffer {
     CUdeviceptr pointer = 0;
     std::size_t bytes = 0;
+    unsigned long long stream_id = 0;  // cuStreamGetId when allocated; 0 when unknown
 };
 
 std::mutex pool_mutex;
@@ -39,16 +40,34 @@ Key key_of(CUstream stream) {
     return {context, stream};
 }
 
+// The stream's process-unique id, or 0 when the driver cannot say: drivers before CUDA 12, and streams being
+// captured (cuStreamGetId is not allowed there).
+unsigned long long stream_id(CUstream stream, bool capturing) {
+    unsigned long long id = 0;
+    if (capturing || !driver::api().cuStreamGetId) return 0;
+    FA_JIT_CU(cuStreamGetId, stream, &id);
+    return id;
+}
+
 }  // namespace
 
 CUdeviceptr stream_workspace(CUstream stream, std::size_t bytes) {
     const Key key = key_of(stream);
     std::lock_guard lock(pool_mutex);
     Buffer& buffer = pool()[key];  // inserts once per (context, stream)
-    if (buffer.bytes >= bytes) return buffer.pointer;
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     FA_JIT_CU(cuStreamIsCapturing, stream, &capture);
-    if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    const bool capturing = capture != CU_STREAM_CAPTURE_STATUS_NONE;
+    // A stream destroyed without attention_release_workspace() leaves its entry behind, and a new stream may get
+    // the same handle. Outside a capture the id tells them apart: the stale buffer is freed, not handed over.
+    const unsigned long long id = stream_id(stream, capturing);
+    if (id != 0 && buffer.stream_id != id && buffer.pointer) {
+        FA_JIT_CU(cuMemFreeAsync, buffer.pointer, stream);
+        buffer = {};
+    }
+    if (id != 0) buffer.stream_id = id;
+    if (buffer.bytes >= bytes) return buffer.pointer;
+    if (capturing)
         throw Error(fmt::format(
             "attention() needs {} bytes of workspace on a stream that is being captured into a CUDA graph, and the "
             "stream's workspace has {}: pass AttentionArgs::workspace (attention_workspace_size() bytes), or make one "
@@ -62,7 +81,7 @@ CUdeviceptr stream_workspace(CUstream stream, std::size_t bytes) {
     }
     CUdeviceptr pointer = 0;
     FA_JIT_CU(cuMemAllocAsync, &pointer, grown, stream);
-    buffer = {pointer, grown};
+    buffer = {pointer, grown, id};
     return pointer;
 }
 

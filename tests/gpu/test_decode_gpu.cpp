@@ -333,12 +333,28 @@ TEST_CASE("decode: the library's workspace cannot grow inside a capture", "[deco
     const driver::Api& api = driver::api();
     if (!api.cuStreamBeginCapture) return;
     AttentionArgs a;
-    a.dtype = DType::f16, a.batch = 1, a.heads_q = 8, a.heads_kv = 1, a.seqlen_q = 1, a.seqlen_k = 8192;
-    a.head_dim = 64, a.num_splits = 32;
+    a.dtype = DType::f16, a.batch = 4, a.heads_q = 32, a.heads_kv = 4, a.seqlen_q = 1, a.seqlen_k = 8192;
+    a.head_dim = 128, a.num_splits = 32;
     a.layout_bshd();
-    DeviceBuffer q(8 * 64 * 2), kv(8192 * 64 * 2), o(8 * 64 * 2);
+    DeviceBuffer q(a.q_strides.batch * a.batch * 2), kv(a.k_strides.batch * a.batch * 2), o(q.size());
     a.q = q.get(), a.k = a.v = kv.get(), a.o = o.get();
-    Stream stream;  // a new stream: its workspace is empty
+    AttentionArgs small = a;
+    small.num_splits = 2;
+    // The pool rounds up to whole MiB plus a quarter: the small call's buffer must not fit the large one.
+    REQUIRE(attention_workspace_size(small) > 0);
+    REQUIRE(attention_workspace_size(small) * 2 < (std::size_t{1} << 20));
+    REQUIRE(attention_workspace_size(a) > (std::size_t{2} << 20));
+
+    // A stream destroyed without attention_release_workspace() leaves its large buffer behind; the next stream
+    // often gets its handle. Its first call outside a capture must not inherit that buffer.
+    {
+        Stream old;
+        attention(a, old.get());
+        old.synchronize();
+    }
+    Stream stream;
+    attention(small, stream.get());
+    stream.synchronize();
     FA_JIT_CU(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     CHECK_THROWS_WITH(attention(a, stream.get()), Catch::Contains("captured") && Catch::Contains("workspace"));
     CUgraph graph = nullptr;
