@@ -134,13 +134,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
 
         // ---- mask (tiles reaching past the keys every row sees), online softmax --------------------------------------
         if constexpr (kMods == 0) {
-            if (n0 + kBlockN > blk.mask_from) {
-#pragma unroll
-                for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e)
-                        if (frag_col(n0, nt, e, t) >= limit[e / 2]) acc_s[nt][e] = kNegInf;
-            }
+            blk.mask_scores(acc_s, n0, t, limit, kNegInf);
         } else {  // every score modified and checked against its row's keys
 #pragma unroll
             for (int nt = 0; nt < kNTilesS; ++nt)
@@ -165,20 +159,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
 
     // ---- epilogue: each thread's two columns per n-tile of rows g and g + 8, straight from registers (decode's O is
     // small next to the K/V it reads) ------------------------------------------------------------------------------
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int r = warp_row0 + h * 8 + g;
-        const RowTotals rt = row_totals(l_i[h]);  // a quad reduction: every lane takes part
-        if (!blk.row_exists(r)) continue;
-#pragma unroll
-        for (int dc = 0; dc < kDBlocks; ++dc)
-#pragma unroll
-            for (int nt = 0; nt < 8; ++nt) {
-                const float x[2] = {acc_o[dc][nt][2 * h] * rt.inv_l, acc_o[dc][nt][2 * h + 1] * rt.inv_l};
-                blk.template store_o<T, 2>(p, r, dc * 64 + nt * 8 + 2 * t, x);
-            }
-        if (t == 0) blk.store_lse(p, r, row_lse(m_i[h], rt, kNegInf));
-    }
+    blk.template store_rows<T, kHeadDim>(p, acc_o, m_i, l_i, warp_row0, g, t, kNegInf);
 }
 
 }  // namespace fa_jit

@@ -1,11 +1,20 @@
-// FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only); family "f16-ws"
-// (src/attention/families/f16_ws.cpp).
+// FlashAttention forward for fp16 / bf16 on Hopper, warp-specialized (sm_90a only); families "f16-ws"
+// (src/attention/families/f16_ws.cpp) and, with kSplit, "decode-ws" (decode_ws.cpp).
 //
 //   template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0, bool kVarlen = false,
-//             bool kPaged = false>
+//             bool kPaged = false, bool kSplit = false>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
 //                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
 //                                        k_map, const __grid_constant__ TensorMap v_map);
+//   template <typename T, int kHeadDim>
+//   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
+//
+// kSplit: split-KV decode with packed GQA rows (tile/split_block.cuh), for the decode problems that are compute-bound
+// on the other decode kernels (128 packed rows per KV head: MQA with 4 tokens). Grid (row tiles x num_splits,
+// heads_kv, batch); a block's 128 rows are packed (token, head) rows of one KV head, which the consumers gather into
+// shared memory themselves (q_map is not read); its keys are its split's run of tiles, rows past seqused_k masked
+// and zeroed in V (the preallocated cache may hold anything there); output as the decode kernels: O and LSE with
+// one split, the split's fp32 part and LSE otherwise. Plain attention over contiguous K / V only.
 //
 // kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches.
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
@@ -49,6 +58,7 @@
 #pragma once
 
 #include "attention_params.cuh"
+#include "attention_split_combine.cuh"
 #include "attention_ws_layout.cuh"
 #include "dtypes.cuh"
 #include "ptx.cuh"
@@ -58,6 +68,7 @@
 #include "tile/mask.cuh"
 #include "tile/mbarrier.cuh"
 #include "tile/softmax.cuh"
+#include "tile/split_block.cuh"
 #include "tile/swizzle.cuh"
 #include "tile/tma.cuh"
 #include "tile/warpgroup.cuh"
@@ -70,7 +81,7 @@
 namespace fa_jit {
 
 template <typename T, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0, bool kVarlen = false,
-          bool kPaged = false>
+          bool kPaged = false, bool kSplit = false>
 __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     attention_fwd_f16_ws(const __grid_constant__ AttentionParams p, const __grid_constant__ TensorMap q_map,
                          const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map) {
@@ -90,6 +101,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     using KvLayout = typename Swizzle128BOrder<kRowGroups, kBlockN, kDBlocks>::type;
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
+    static_assert(!kSplit || (kMods == 0 && !kVarlen && !kPaged), "split-KV decode: plain attention, contiguous K / V");
 
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
@@ -113,7 +125,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     // Whether the kernel may loop over tiles (ws_layout::persistent). It does when the host launches fewer blocks than
     // tiles (short rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
     constexpr bool kPersistent =
-        ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0 || kVarlen || kPaged);
+        !kSplit && ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0 || kVarlen || kPaged);
     // This block's tiles: first, first + step, ... below end.
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
@@ -121,11 +133,22 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const bool one_tile = !kPersistent || step >= end;
     // One tile per block visiting every key (and a first visited tile without clean-up: the paged V tail): each query
     // tile starts at its own key tile (tile::first_visit; a looping block gains nothing from it, bench/NOTES.md).
-    constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged;
+    constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged && !kSplit;
     const bool stagger = kStaggerable && one_tile;
+    // Split-KV decode (kSplit): the block's packed rows, KV head, sequence and run of key tiles (tile/split_block.cuh).
+    using Split = SplitBlock<kBlockM, kBlockN, kCausal>;
+    Split blk{};
+    if constexpr (kSplit) {
+        blk = Split::make(p);
+        ptx::launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
+    }
     const auto block_at = [&](int tile) {
-        return kPersistent ? tile_at<kBlockM>(p, tile) : block_index<kBlockM, kCausal>(p);
+        if constexpr (kSplit)
+            return BlockIndex{blk.r0, 0, blk.batch, blk.head_kv};
+        else
+            return kPersistent ? tile_at<kBlockM>(p, tile) : block_index<kBlockM, kCausal>(p);
     };
+
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     // Packed sequences (one tile per block): the sequence's rows and lengths; a block past its end has nothing to do.
@@ -142,6 +165,13 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     const auto causal_offset = [&] { return kSeq ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
     const int q_row0 = kVarlen ? seq.q0 : 0, k_row0 = kVarlen ? seq.k0 : 0;  // TMA row coordinates of row / key 0
     const auto map_batch = [&](const BlockIndex& b) { return kVarlen ? 0 : b.batch; };
+    // The key tiles a query tile visits, last first.
+    const auto span_of = [&](int m0, const ScoreMod<kMods>& mod) {
+        if constexpr (kSplit)
+            return KeySpan{blk.t_begin, blk.t_end};
+        else
+            return key_span<kBlockM, kBlockN, kCausal>(seqlen_k(), causal_offset(), m0, mod);
+    };
 
     if (threadIdx.x == 0) {
         mbarrier::init(q_full, 1);
@@ -170,12 +200,11 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
         for (int tile = first; tile < end; tile += step) {
             const BlockIndex bi = block_at(tile);
-            const KeySpan span =
-                key_span<kBlockM, kBlockN, kCausal>(seqlen_k(), causal_offset(), bi.m0, ScoreMod<kMods>::make(p, 0));
+            const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
             const int n_block_max = span.count();
             if (n_block_max == 0) continue;
             const int start = first_visit<kBlockM>(span, bi.m0, stagger);
-            if (leader) {
+            if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
                 mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
                 mbarrier::arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
@@ -258,7 +287,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         const BlockIndex bi = block_at(tile);
         const int m0 = bi.m0;
         const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
-        const KeySpan span = key_span<kBlockM, kBlockN, kCausal>(seqlen_k(), causal_offset(), m0, mod);
+        const KeySpan span = span_of(m0, mod);
         const int n_block_max = span.count();
         const int start = first_visit<kBlockM>(span, m0, stagger);  // visits: span.visit(it, start)
 
@@ -266,8 +295,12 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         clear_accumulator(acc_o);
         float m_i[2] = {kNegInf, kNegInf};
         float l_i[2] = {0.f, 0.f};
+        // Split-KV decode: keys [0, limit) for rows g and g + 8 (a packed row's token decides).
+        const int limit[2] = {kSplit ? blk.key_limit(warp_row0 + g) : 0, kSplit ? blk.key_limit(warp_row0 + 8 + g) : 0};
         const auto mask_scores = [&](float(&acc_s)[kNTilesS][4], int n0) {
-            if constexpr (kMods == 0) {
+            if constexpr (kSplit) {
+                blk.mask_scores(acc_s, n0, t, limit, kNegInf);
+            } else if constexpr (kMods == 0) {
                 if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()))
                     mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(),
                                                   kNegInf);
@@ -281,11 +314,12 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         };
 
         // Paged: the first key tile visited (the sequence's last, `load` of the ring) may end inside a page, whose
-        // rows past the keys hold anything. Warpgroup 0 zeroes them in V before its first turn: every P V of the tile
-        // comes in a later turn (outside the loop, which would serialize its wgmmas).
+        // rows past the keys hold anything; split-KV decode: inside the preallocated cache, past the keys the rows
+        // see (seqused_k, the causal diagonal). Warpgroup 0 zeroes them in V before its first turn: every P V of the
+        // tile comes in a later turn (outside the loop, which would serialize its wgmmas).
         const auto clean_v_tail = [&](int load) {
-            if constexpr (kPaged) {
-                const int valid = seqlen_k() - (span.end - 1) * kBlockN;  // keys in the tile, at least 1
+            if constexpr (kPaged || kSplit) {
+                const int valid = (kSplit ? blk.key_end : seqlen_k()) - (span.end - 1) * kBlockN;  // at least 1
                 if (wg != 0 || valid >= kBlockN) return;
                 const int stage = load % kStages;
                 mbarrier::wait(v_full(stage), (load / kStages) & 1u);
@@ -326,9 +360,17 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
             if (wg == 1 && tile == first) pass_turn();  // warpgroup 0 goes first
             unsigned p_frag[kNTilesS][2];               // P as T pairs: [nt][h] = columns (2t, 2t + 1) of row g + 8h
             float alpha[2];
-            mbarrier::wait(q_full, q_loads++ & 1u);
+            if constexpr (kSplit) {  // the packed rows of Q (several heads per token), then visible to wgmma
+                blk.template gather_q<Swizzle128B<kBlockM>, 256, kHeadDimP / 8, kHeadDim>(sQ, p, threadIdx.x - 128);
+                ptx::cp_async_commit();
+                ptx::cp_async_wait<0>();
+                wgmma::fence_proxy_async();
+                warpgroup::sync(5, 256);
+            } else {
+                mbarrier::wait(q_full, q_loads++ & 1u);
+            }
             const int kv0 = kv_loads;
-            if constexpr (kPaged) clean_v_tail(kv0);
+            if constexpr (kPaged || kSplit) clean_v_tail(kv0);
             mbarrier::wait(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
             {
                 float acc_s[kNTilesS][4];
@@ -398,6 +440,10 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         // LSE = -inf. A block with one tile stages O in its warps' own Q rows (read only by their warpgroup's
         // completed wgmmas) for 16-byte stores; a looping block's shared memory already holds the next tile's Q, so
         // O goes straight from the registers.
+        if constexpr (kSplit) {  // O / LSE, or the split's fp32 part, per packed row
+            blk.template store_rows<T, kHeadDim>(p, acc_o, m_i, l_i, warp_row0, g, t, kNegInf);
+            return;
+        }
         TensorBases<unsigned short> bc = tensor_bases<unsigned short>(p, bi);
         if constexpr (kVarlen) {  // one batch of total rows; LSE [heads_q][total_q]
             bc = tensor_bases<unsigned short>(p, {bi.m0, bi.head, 0, bi.head_kv});

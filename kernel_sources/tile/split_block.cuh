@@ -18,7 +18,9 @@
 #include "dtypes.cuh"
 #include "ptx.cuh"
 #include "tile/coords.cuh"
+#include "tile/epilogue.cuh"
 #include "tile/f16_types.cuh"
+#include "tile/mask.cuh"
 
 namespace fa_jit::tile {
 
@@ -117,14 +119,29 @@ struct SplitBlock {
     }
     __device__ __forceinline__ bool row_exists(int r) const { return r0 + r < rows_total; }
 
-    // Q's rows of the tile into shared memory (cp.async, not committed): 16-byte chunk ch of row r to
-    // Layout::offset(r, ch), zeros past the last row and for the padding chunks at columns >= kHeadDim.
+    // Hides the keys at or past limit[e / 2] from a warp's S fragment at key n0 (rows g and g + 8: limit[h] =
+    // key_limit(warp_row0 + 8h + g)); only tiles reaching past mask_from need it.
+    template <int kNTiles>
+    __device__ __forceinline__ void mask_scores(float (&acc_s)[kNTiles][4], int n0, int t, const int (&limit)[2],
+                                                float neg_inf) const {
+        if (n0 + kNTiles * 8 <= mask_from) return;
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                if (frag_col(n0, nt, e, t) >= limit[e / 2]) acc_s[nt][e] = neg_inf;
+    }
+
+    // Q's rows of the tile into shared memory (cp.async, not committed) by threads 0..kNThreads - 1 (`thread`): 16-byte
+    // chunk ch of row r to Layout::offset(r, ch), zeros past the last row and for the padding chunks at columns >=
+    // kHeadDim.
     template <class Layout, int kNThreads, int kChunksRow, int kHeadDim>
-    __device__ __forceinline__ void gather_q(unsigned sQ, const AttentionParams& p) const {
+    __device__ __forceinline__ void gather_q(unsigned sQ, const AttentionParams& p,
+                                             int thread = static_cast<int>(threadIdx.x)) const {
         const unsigned short* q = static_cast<const unsigned short*>(p.q) + (kVarlen ? 0 : batch) * p.q_batch_stride +
                                   (kVarlen ? q0 * p.q_row_stride : 0);
         constexpr int kChunks = kBlockM * kChunksRow;
-        for (int c = threadIdx.x; c < kChunks; c += kNThreads) {
+        for (int c = thread; c < kChunks; c += kNThreads) {
             const int r = c / kChunksRow;
             const int ch = c - r * kChunksRow;
             const PackedRow pr = unpack_row(r0 + r, group, head_kv);
@@ -177,6 +194,30 @@ struct SplitBlock {
             if (p.lse != nullptr) p.lse[lse_row(p, pr)] = lse;
         } else {
             p.partial_lse[partial_row(p, pr)] = lse;
+        }
+    }
+
+    // A warp's rows of the tile from its wgmma accumulators (acc_o[64-column block][n-tile][4]: rows warp_row0 + g
+    // and + 8, columns 2t, 2t + 1 of each n-tile), O divided by the row sums, the first kHeadDim columns; the LSEs.
+    // Every lane takes part (quad sums).
+    template <typename T, int kHeadDim, int kBlocks>
+    __device__ __forceinline__ void store_rows(const AttentionParams& p, const float (&acc_o)[kBlocks][8][4],
+                                               const float (&m_i)[2], const float (&l_i)[2], int warp_row0, int g,
+                                               int t, float neg_inf) const {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = warp_row0 + h * 8 + g;
+            const RowTotals rt = row_totals(l_i[h]);
+            if (!row_exists(r)) continue;
+#pragma unroll
+            for (int dc = 0; dc < kBlocks; ++dc)
+#pragma unroll
+                for (int nt = 0; nt < 8; ++nt)
+                    if (dc * 64 + nt * 8 < kHeadDim) {
+                        const float x[2] = {acc_o[dc][nt][2 * h] * rt.inv_l, acc_o[dc][nt][2 * h + 1] * rt.inv_l};
+                        store_o<T, 2>(p, r, dc * 64 + nt * 8 + 2 * t, x);
+                    }
+            if (t == 0) store_lse(p, r, row_lse(m_i[h], rt, neg_inf));
         }
     }
 

@@ -200,7 +200,7 @@ void attention(const AttentionArgs& args, CUstream stream, const TileConfig& til
     for (int i = 0; i < plan.count; ++i) {
         const KernelLaunch& k = plan.launches[i];
         l.family->launch_kernel(
-            l.spec, l.kernels.at(k.kernel),
+            l.spec, k.kernel, l.kernels.at(k.kernel),
             {{k.grid[0], k.grid[1], k.grid[2]}, {k.block}, k.shared_bytes, stream, k.programmatic_dependency}, params,
             args);
     }

@@ -4,7 +4,8 @@
 //
 // Choosing: families are asked in ascending priority(); the first whose chosen_for(problem, cc) is true runs the
 // problem (serves() unless a family narrows it to where it measured fastest; a forced or tuned tile runs wherever its
-// family serves the problem). Built-in order: decode-wgmma (4), decode (5), f16-ws (8), f16-wgmma (10), f16-mma (20), fp32 (30).
+// family serves the problem). Built-in order: decode-ws (3), decode-wgmma (4), decode (5), f16-ws (8), f16-wgmma (10),
+// f16-mma (20), fp32 (30).
 #pragma once
 
 #include <array>
@@ -102,10 +103,12 @@ public:
     // Points the kernels' parameters at the plan's workspace (null when workspace_bytes is 0): the family alone
     // knows its layout.
     virtual void bind_workspace(AttentionParams&, void* /*workspace*/) const {}
-    // Launches one kernel of the plan. Default: its only parameter is the AttentionParams. A family whose kernels
-    // take more (the TMA descriptors of the warp-specialized family) builds them here from the call's arguments.
-    virtual void launch_kernel(const AttentionKernelSpec& spec, const Kernel& kernel, const LaunchConfig& config,
-                               const AttentionParams& params, const AttentionArgs& args) const;
+    // Launches one kernel of the plan, `index` in kernels(spec). Default: its only parameter is the AttentionParams.
+    // A family whose kernels take more (the TMA descriptors of the warp-specialized families) builds them here from
+    // the call's arguments.
+    virtual void launch_kernel(const AttentionKernelSpec& spec, int index, const Kernel& kernel,
+                               const LaunchConfig& config, const AttentionParams& params,
+                               const AttentionArgs& args) const;
 };
 
 // Adds `family` to the registry (the built-in families do so from their own files at load time); a family of the

@@ -109,7 +109,7 @@ std::size_t max_shared_bytes(int cc) {
     return 99 * 1024;  // 8.6, 8.9, 12.x and anything unknown: the smallest of the sm_80+ parts
 }
 
-void KernelFamily::launch_kernel(const AttentionKernelSpec&, const Kernel& kernel, const LaunchConfig& config,
+void KernelFamily::launch_kernel(const AttentionKernelSpec&, int, const Kernel& kernel, const LaunchConfig& config,
                                  const AttentionParams& params, const AttentionArgs&) const {
     launch(kernel, config, params);
 }

@@ -225,7 +225,8 @@ TEST_CASE("score modifiers: spelling, the chooser, the kernel names", "[attentio
     a.alibi_slopes = reinterpret_cast<const float*>(256);
     CHECK(ScoreMods::of(a).bits() == 7);
 
-    // Every family has the modifiers: the chooser picks what it picks without them, and the kernel name gains kMods.
+    // Every family but decode-ws has the modifiers: the chooser picks what it picks without them (decode-wgmma where
+    // decode-ws would run), and the kernel name gains kMods.
     for (int cc : {80, 90})
         for (DType dtype : {DType::f32, DType::bf16})
             for (const ProblemClass& plain :
@@ -233,7 +234,8 @@ TEST_CASE("score modifiers: spelling, the chooser, the kernel names", "[attentio
                   ProblemClass{dtype, 64, true, 4, 8192, 32}}) {
                 ProblemClass modified = plain;
                 modified.mods = ScoreMods{true, true, true};
-                CHECK(kernel_family_for(modified, cc) == kernel_family_for(plain, cc));
+                const std::string family = kernel_family_for(plain, cc);
+                CHECK(kernel_family_for(modified, cc) == (family == "decode-ws" ? "decode-wgmma" : family));
                 const AttentionKernelSpec spec = warmup_specs(modified, cc, false).front();
                 CHECK(spec.mods == modified.mods);
                 CHECK_THAT(spec.name_expression(), Catch::EndsWith(", 7>"));
@@ -559,6 +561,11 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
         for (const TileConfig& t :
              {TileConfig{128, 80, 12, 2, "ws"}, TileConfig{128, 96, 12, 2, "ws"}, TileConfig{128, 112, 12, 2, "ws"}})
             specs.push_back({DType::bf16, t.block_n == 80 ? 256 : 192, causal, t});
+    // decode-wgmma's two-warpgroup tiles (128 packed rows with score modifiers or pages; decode-ws takes the plain
+    // ones).
+    for (int d : {64, 128, 192, 256})
+        for (bool causal : {false, true})
+            specs.push_back({DType::bf16, d, causal, {128, d <= 128 ? 128 : 64, 8, 2, "wgmma-split"}});
     std::set<std::string> families;
     for (const auto& s : specs) families.insert(s.family());
     // Every registered family is covered: a new family whose problems these do not reach adds its own here.

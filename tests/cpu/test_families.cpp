@@ -11,7 +11,7 @@ using namespace fa_jit;
 
 TEST_CASE("families are asked in the documented priority order", "[families]") {
     CHECK(kernel_families() ==
-          std::vector<std::string>{"decode-wgmma", "decode", "f16-ws", "f16-wgmma", "f16-mma", "fp32"});
+          std::vector<std::string>{"decode-ws", "decode-wgmma", "decode", "f16-ws", "f16-wgmma", "f16-mma", "fp32"});
 }
 
 TEST_CASE("the decode family serves few query rows and per-sequence KV lengths", "[families][decode]") {
@@ -19,13 +19,18 @@ TEST_CASE("the decode family serves few query rows and per-sequence KV lengths",
         return kernel_family_for({dtype, d, false, seqlen_q, 32768, group, seqused_k}, cc);
     };
     // Up to 32 packed rows (query tokens x group) on mma.sync; more on sm_90 take warpgroup MMA where the head dim is
-    // a multiple of 64.
+    // a multiple of 64, from 97 rows (most of a 128-row tile) the warp-specialized kernel.
     for (int cc : {80, 90})
-        for (int seqlen_q : {1, 4, 16})
+        for (int seqlen_q : {1, 3, 4, 16})
             for (int group : {1, 4, 8, 32}) {
-                const bool wgmma = cc == 90 && seqlen_q * group > 32;
-                CHECK(family(DType::bf16, 128, seqlen_q, group, false, cc) == (wgmma ? "decode-wgmma" : "decode"));
+                const int rows = seqlen_q * group;
+                const char* expected = cc != 90 || rows <= 32 ? "decode" : rows < 97 ? "decode-wgmma" : "decode-ws";
+                CHECK(family(DType::bf16, 128, seqlen_q, group, false, cc) == expected);
             }
+    // decode-ws has no score modifiers, packed sequences or paged caches: decode-wgmma serves those rows.
+    ProblemClass modified{DType::bf16, 128, true, 4, 32768, 32};
+    modified.mods.softcap = true;
+    CHECK(kernel_family_for(modified, 90) == "decode-wgmma");
     CHECK(family(DType::f16, 96, 1, 4, false) == "decode");  // any multiple of 8 up to 256
     CHECK(family(DType::f16, 96, 4, 32, false) == "decode");
     CHECK(family(DType::f16, 64, 1, 33, false) == "decode-wgmma");
@@ -34,7 +39,7 @@ TEST_CASE("the decode family serves few query rows and per-sequence KV lengths",
     CHECK(family(DType::bf16, 96, 17, 1, false) == "f16-ws");
     CHECK(family(DType::bf16, 96, 17, 1, false, 80) == "f16-mma");
     // Per-sequence KV lengths are read only by the decode family: it serves every query length then.
-    CHECK(family(DType::bf16, 128, 4096, 1, true) == "decode-wgmma");
+    CHECK(family(DType::bf16, 128, 4096, 1, true) == "decode-ws");
     CHECK(family(DType::bf16, 128, 4096, 1, true, 80) == "decode");
     CHECK(family(DType::bf16, 96, 4096, 1, true) == "decode");
     CHECK(family(DType::bf16, 128, 4096, 1, false) == "f16-ws");
@@ -52,9 +57,18 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});           // 32 rows: 2 row warps x 4 key warps
     CHECK(tile(96, 4, 32) == TileConfig{128, 32, 8, 4, "split"});          // MQA: 8 row warps of 16 rows, 1 key warp
     CHECK(tile(96, 4, 16) == TileConfig{64, 64, 8, 4, "split"});           // 4 row warps x 2 key warps
-    CHECK(tile(128, 4, 32) == TileConfig{128, 128, 8, 2, "wgmma-split"});  // two warpgroups, 161 KB
-    CHECK(tile(128, 4, 16) == TileConfig{64, 64, 4, 4, "wgmma-split"});    // one warpgroup
-    CHECK(tile(256, 4, 32) == TileConfig{128, 64, 8, 2, "wgmma-split"});
+    CHECK(tile(128, 4, 32) == TileConfig{128, 128, 12, 3, "ws-split"});    // decode-ws: f16-ws's long-row tiles
+    CHECK(tile(256, 4, 32) == TileConfig{128, 80, 12, 2, "ws-split"});
+    CHECK(tile(128, 4, 16) == TileConfig{64, 64, 4, 4, "wgmma-split"});  // one warpgroup
+    const auto softcapped = [](int d) {                                  // 128 rows with a modifier: decode-wgmma
+        ProblemClass p{DType::bf16, d, true, 4, 8192, 32};
+        p.mods.softcap = true;
+        return default_tile_config(90, p);
+    };
+    CHECK(softcapped(128) == TileConfig{128, 128, 8, 2, "wgmma-split"});  // two warpgroups, 161 KB
+    CHECK(softcapped(256) == TileConfig{128, 64, 8, 2, "wgmma-split"});
+    CHECK(parse_tile_config("128x80w12s2-ws-split") == TileConfig{128, 80, 12, 2, "ws-split"});
+    CHECK_FALSE(tile_is_legal(DType::bf16, 96, {128, 64, 12, 3, "ws-split"}));  // multiples of 64 only
     CHECK(parse_tile_config("128x128w8s3-wgmma-split") == TileConfig{128, 128, 8, 3, "wgmma-split"});
     CHECK_FALSE(tile_is_legal(DType::bf16, 128, {128, 128, 4, 3, "wgmma-split"}));  // warps = rows / 16
     CHECK_FALSE(tile_is_legal(DType::bf16, 96, {64, 64, 4, 2, "wgmma-split"}));     // multiples of 64 only

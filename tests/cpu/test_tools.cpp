@@ -212,8 +212,7 @@ TEST_CASE("fa-jit-cache warmup compiles the chosen tile's variants, and the deco
     REQUIRE(r.exit_code == 0);
     const nlohmann::json j = parse_json(r);
     // The prefill tile (sm_90: the warp-specialized one, bounds-checked only); decode at 16, 32, 64 and 128 packed
-    // rows (warmup_plan.cpp):
-    // mma.sync up to 32 rows, warpgroup MMA beyond.
+    // rows (warmup_plan.cpp): mma.sync up to 32 rows, warpgroup MMA at 64, the warp-specialized split kernel at 128.
     std::set<std::string> expected_decode;
     for (const auto& [seqlen_q, group] : {std::pair{1, 1}, std::pair{4, 8}, std::pair{4, 16}, std::pair{4, 32}})
         expected_decode.insert(
@@ -227,7 +226,7 @@ TEST_CASE("fa-jit-cache warmup compiles the chosen tile's variants, and the deco
     for (const auto& item : j["items"]) {
         CHECK(item["arch"] == "sm_90a");
         CHECK(item["dtype"] == "bf16");
-        if (item["family"] == "decode" || item["family"] == "decode-wgmma") {
+        if (item["family"] == "decode" || item["family"] == "decode-wgmma" || item["family"] == "decode-ws") {
             decode_tiles.insert(item["config"].get<std::string>());
             continue;
         }

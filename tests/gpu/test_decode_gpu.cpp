@@ -160,7 +160,7 @@ TEST_CASE("decode: forced split counts compute the same function", "[decode]") {
     // several chunks per warp, and with more splits than key tiles whole chunks saw no key.
     for (int splits : {300, 1024}) {
         check_case({1, 8, 1, 1, 40000, 128, false, Layout::bshd, {}, {}, splits}, DType::bf16, rng);
-        check_case({2, 32, 1, 4, 3000, 128, true, Layout::bhsd, {}, {}, splits}, DType::f16, rng);  // decode-wgmma
+        check_case({2, 32, 1, 4, 3000, 128, true, Layout::bhsd, {}, {}, splits}, DType::f16, rng);  // 128 rows
         check_case({1, 4, 1, 2, 500, 256, true, Layout::padded, {}, {}, splits}, DType::bf16, rng);
     }
 }
@@ -202,6 +202,35 @@ TEST_CASE("decode: the wgmma tiles and the mma.sync tiles on many packed rows", 
     // The chooser: 4 tokens of MQA at long keys (splits), and a prefill with per-sequence lengths.
     check_case({1, 32, 1, 4, 65536 + 77, 128, true, Layout::bshd}, DType::bf16, rng);
     check_case({2, 8, 2, 200, 700, 128, true, Layout::bshd, {}, {650, 33}}, DType::f16, rng);
+}
+
+// On sm_90 full 128-row tiles of packed rows run on decode-ws (the warp-specialized kernel): every sweep tile at each
+// head dim, forced and chosen splits, ragged and malformed lengths over a NaN tail, row tiles that straddle tokens
+// (5 tokens x 32 heads: a second, partial tile), GQA groups of 8 with 16 tokens.
+TEST_CASE("decode: the warp-specialized split tiles", "[decode]") {
+    const int cc = current_device().cc();
+    if (cc != 90) {
+        WARN("decode-ws runs on sm_90 only");
+        return;
+    }
+    std::mt19937 rng(9);
+    for (int d : {64, 128, 192, 256}) {
+        for (const TileConfig& tile : tile_configs(DType::bf16, d)) {
+            if (tile.variant != "ws-split") continue;
+            INFO(tile.to_string());
+            check_case({2, 32, 1, 4, 1000, d, true, Layout::bshd, tile}, DType::bf16, rng);
+        }
+        check_case({3, 32, 1, 5, 517, d, true, Layout::padded, {}, {0, 517, 90}, 0}, DType::bf16, rng);
+        check_case({2, 32, 1, 4, 777, d, false, Layout::bhsd, {}, {}, 3}, DType::f16, rng);
+    }
+    for (int splits : {1, 2, 7, 64, 0})
+        for (bool causal : {false, true}) {
+            check_case({2, 32, 1, 4, 3000 + 13, 128, causal, Layout::bshd, {}, random_lengths(2, 3013, rng), splits},
+                       DType::bf16, rng);
+            check_case({2, 64, 8, 16, 1500, 128, causal, Layout::bhsd, {}, {}, splits}, DType::f16, rng);
+        }
+    check_case({4, 32, 1, 4, 256, 128, true, Layout::bshd, {}, {-5, 100000, 129, -2147483647 - 1}}, DType::bf16, rng);
+    check_case({1, 32, 1, 4, 131072, 128, true, Layout::bshd}, DType::bf16, rng);
 }
 
 TEST_CASE("decode: per-sequence KV lengths, ragged and malformed", "[decode]") {
@@ -264,12 +293,15 @@ TEST_CASE("decode: a captured CUDA graph replays after the KV cache and lengths 
     }
     std::mt19937 rng(7);
     const DType dtype = DType::bf16;
+    // Groups of 4 with one token (decode), MQA with 4 tokens (128 packed rows: decode-ws on sm_90, TMA maps captured).
+    const auto [heads_q, heads_kv, seqlen_q] = GENERATE(table<int, int, int>({{16, 4, 1}, {32, 1, 4}}));
     AttentionArgs a;
-    a.dtype = dtype, a.batch = 4, a.heads_q = 16, a.heads_kv = 4, a.seqlen_q = 1, a.seqlen_k = 5000, a.head_dim = 128;
+    a.dtype = dtype, a.batch = 4, a.heads_q = heads_q, a.heads_kv = heads_kv, a.seqlen_q = seqlen_q, a.seqlen_k = 5000;
+    a.head_dim = 128;
     a.causal = true;
     a.layout_bshd();
     const std::size_t nq = a.q_strides.batch * a.batch, nk = a.k_strides.batch * a.batch;
-    const std::size_t n_lse = static_cast<std::size_t>(a.batch) * a.heads_q;
+    const std::size_t n_lse = static_cast<std::size_t>(a.batch) * a.heads_q * a.seqlen_q;
     const auto q = random_tensor(nq, dtype, rng);
     DeviceBuffer dq = upload(q, dtype), dk(nk * 2), dv(nk * 2), dout(nq * 2), dlse(n_lse * 4), dused(a.batch * 4);
     a.q = dq.get(), a.k = dk.get(), a.v = dv.get(), a.o = dout.get(), a.lse = static_cast<float*>(dlse.get());

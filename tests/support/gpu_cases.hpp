@@ -223,6 +223,15 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     const auto q = random_tensor(nq, dtype, rng);
     auto k = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng),
          v = random_tensor(std::max<std::size_t>(nk, 1), dtype, rng);
+    if (!paged && !varlen && !c.seqused_k.empty()) {  // a preallocated cache holds anything past the used keys
+        for (int b = 0; b < c.batch; ++b)
+            for (int h = 0; h < c.heads_kv; ++h)
+                for (int r = std::clamp(c.seqused_k[b], 0, c.seqlen_k); r < c.seqlen_k; ++r)
+                    for (int d = 0; d < c.head_dim; ++d) {
+                        const std::size_t at = b * a.k_strides.batch + h * a.k_strides.head + r * a.k_strides.row + d;
+                        k[at] = v[at] = std::numeric_limits<float>::quiet_NaN();
+                    }
+    }
     const std::size_t es = element_size(dtype);
     const AttentionArgs contiguous = a;       // K / V as the reference reads them
     std::vector<int> ref_used = c.seqused_k;  // the keys the reference gives each sequence

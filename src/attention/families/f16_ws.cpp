@@ -125,7 +125,7 @@ public:
     }
 
     // The kernel takes the TMA descriptors of Q, K and V beside the parameters, encoded for this call.
-    void launch_kernel(const AttentionKernelSpec& spec, const Kernel& kernel, const LaunchConfig& config,
+    void launch_kernel(const AttentionKernelSpec& spec, int, const Kernel& kernel, const LaunchConfig& config,
                        const AttentionParams& params, const AttentionArgs& a) const override {
         const int block_n = spec.tile.block_n;
         // Packed sequences: one batch of total rows, which the kernel addresses from cu_seqlens.

@@ -1,0 +1,96 @@
+// Family "decode-ws": split-KV decode on the warp-specialized Hopper kernel (kernel_sources/attention_f16_ws.cu with
+// kSplit), fp16 and bf16, head dims 64, 128, 192 and 256, sm_90 only (compiled for sm_90a). It takes the decode
+// problems with a full 128-row tile of packed rows per KV head (MQA or large GQA groups with several query tokens:
+// 32 query heads x 4 tokens), which are compute-bound at 128 FLOP per K/V byte: a TMA producer and two ping-pong
+// consumer warpgroups do more per SM than decode-wgmma's single schedule. Plain attention over contiguous K / V
+// (seqused_k included); score modifiers, packed sequences and paged caches stay with decode-wgmma. Tiles are spelled
+// "128x128w12s3-ws-split", as f16-ws's.
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "attention/families/split_kv.hpp"
+#include "attention/families/ws_maps.hpp"
+#include "attention_ws_layout.cuh"
+#include "launch/tensor_map.hpp"
+
+namespace fa_jit::families {
+namespace {
+
+constexpr int kWarps = ws_layout::kThreads / 32;
+// Packed rows per KV head from which the 128-row tile pays (fewer leave its second warpgroup mostly empty).
+constexpr int kMinRows = 97;
+
+class DecodeWsFamily final : public SplitKvFamily {
+public:
+    const char* name() const override { return "decode-ws"; }
+    int priority() const override { return 3; }  // ahead of decode-wgmma, which takes what this one does not serve
+
+    bool accepts(DType dtype, int head_dim) const override {
+        return accepts_dtype(dtype) && head_dim % 64 == 0 && head_dim >= 64 && head_dim <= 256;
+    }
+    bool runs_on(int cc) const override { return cc == 90; }
+    int score_mods() const override { return 0; }
+    bool serves_varlen() const override { return false; }
+    bool serves_paged() const override { return false; }
+    // TMA maps cannot repeat an input along a dimension (a zero stride).
+    bool serves(const ProblemClass& p, int cc) const override {
+        return SplitKvFamily::serves(p, cc) && !p.repeated_input && packed_rows(p.seqlen_q, p.group_size) >= kMinRows;
+    }
+
+    bool owns(const TileConfig& t) const override { return t.variant == "ws-split"; }
+    bool tile_is_legal(int head_dim, const TileConfig& t) const override {
+        return owns(t) && t.block_m == ws_layout::kBlockM && t.warps == kWarps &&
+               ws_layout::legal(t.block_n, head_dim, t.stages);
+    }
+    std::vector<TileConfig> sweep_tiles(int head_dim) const override {
+        std::vector<TileConfig> out;
+        for (int block_n : {64, 80, 96, 112, 128, 192})
+            for (int stages : {2, 3, 4})
+                if (ws_layout::legal(block_n, head_dim, stages))
+                    out.push_back({ws_layout::kBlockM, block_n, kWarps, stages, "ws-split"});
+        return out;
+    }
+    // f16-ws's tiles for long rows at the same head dim (a split reads thousands of keys).
+    std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
+        const int padded = ws_layout::padded_head_dim(p.head_dim);
+        if (padded == 256)
+            return {{ws_layout::kBlockM, 80, kWarps, 2, "ws-split"}, {ws_layout::kBlockM, 64, kWarps, 2, "ws-split"}};
+        if (padded == 192)
+            return {{ws_layout::kBlockM, 112, kWarps, 2, "ws-split"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws-split"}};
+        return {{ws_layout::kBlockM, 128, kWarps, 3, "ws-split"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws-split"}};
+    }
+
+    std::string source_name() const override { return "attention_f16_ws.cu"; }
+    std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
+        const char* type = kernel_element_type(s.dtype);
+        // <T, B_c, d, stages, causal, mods, varlen, paged, split>, then the combine kernel <T, d>.
+        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, 0, false, false, true>", type,
+                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal),
+                fmt::format("fa_jit::attention_split_combine<{}, {}>", type, s.head_dim)};
+    }
+    std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
+        return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
+    }
+
+    // The split kernel takes K and V as TMA maps (Q's slot gets K's: the kernel gathers the packed Q rows itself);
+    // the combine kernel only the parameters.
+    void launch_kernel(const AttentionKernelSpec& spec, int index, const Kernel& kernel, const LaunchConfig& config,
+                       const AttentionParams& params, const AttentionArgs& a) const override {
+        if (index != 0) {
+            launch(kernel, config, params);
+            return;
+        }
+        const int block_n = spec.tile.block_n;
+        const CUtensorMap k = encode_tensor_map_16bit(
+            ws_tensor_desc(a.k, a.k_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n));
+        const CUtensorMap v = encode_tensor_map_16bit(
+            ws_tensor_desc(a.v, a.v_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n));
+        launch(kernel, config, params, k, k, v);
+    }
+};
+
+const bool registered = register_family(std::make_shared<DecodeWsFamily>());
+
+}  // namespace
+}  // namespace fa_jit::families
