@@ -92,6 +92,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     constexpr int kHeadDimP = ws_layout::padded_head_dim(kHeadDim);  // whole 64-column blocks in shared memory
     constexpr int kHeadDimK = (kHeadDim + 15) / 16 * 16;             // the columns S = Q K^T reads: whole k steps
     constexpr int kDBlocks = kHeadDimP / 64;
+    constexpr int kPvColumns = pv_columns(kHeadDimP, kHeadDim);  // the columns of O that P V computes
     constexpr unsigned kQBytes = 2u * kBlockM * kHeadDimP;  // TMA writes whole boxes, zeros past head_dim included
     constexpr unsigned kKVBytes = 2u * kBlockN * kHeadDimP;
     constexpr int kConsumerWarps = 8;
@@ -398,7 +399,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                 float acc_s[kNTilesS][4];
                 take_turn();
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
-                issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout>(acc_o, p_frag, sV + sp * kKVBytes);
+                issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns>(acc_o, p_frag, sV + sp * kKVBytes);
                 pass_turn();
                 wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
@@ -412,26 +413,21 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
                     },
                     no_max);
                 wgmma::wait<0>();  // P V: O and p_frag are free again
-#pragma unroll
-                for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
+                hold_o<kPvColumns>(acc_o);
                 release(v_empty(sp));
                 pack_probabilities<kBf16>(acc_s, p_frag);
-                if (!no_max) {
-#pragma unroll
-                    for (int c = 0; c < kDBlocks; ++c) rescale_rows(acc_o[c], alpha);
-                }
+                if (!no_max) rescale_o<kPvColumns>(acc_o, alpha);
             }
             // P V of the last key tile.
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             take_turn();
-            issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout>(acc_o, p_frag, sV + sp * kKVBytes);
+            issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns>(acc_o, p_frag, sV + sp * kKVBytes);
             // None after warpgroup 1's last turn: nobody would wait for it. Every tile of a persistent block has keys
             // (without the causal mask all see the same keys), and a causal block has one tile.
             if (wg == 0 || tile + step < end) pass_turn();
             wgmma::wait<0>();
-#pragma unroll
-            for (int c = 0; c < kDBlocks; ++c) wgmma::hold(acc_o[c]);
+            hold_o<kPvColumns>(acc_o);
             release(v_empty(sp));
             kv_loads += n_block_max;
         }

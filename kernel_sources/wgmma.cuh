@@ -68,6 +68,19 @@ __device__ __forceinline__ void hold(float (&d)[N][4]) {
     "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "  \
     "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "  \
     "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}"
+#define FA_JIT_WGMMA_D80                                                                               \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "  \
+    "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "  \
+    "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "  \
+    "%78, %79}"
+#define FA_JIT_WGMMA_D112                                                                              \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
+    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "  \
+    "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "  \
+    "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "  \
+    "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, "  \
+    "%97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111}"
 #define FA_JIT_WGMMA_D128                                                                                 \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "    \
     "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "     \
@@ -152,22 +165,33 @@ __device__ __forceinline__ void mma_rs_bt(float (*d)[4], const unsigned (&a)[4],
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
 }
 
-// D[64 x 64 kBlocks] (+)= A[64x16] B[16 x 64 kBlocks] as mma_rs_bt, in one instruction over kBlocks = 2, 3 or 4
-// column blocks of D (d[b]: columns 64b..64b+63) and of B (the descriptor's leading byte offset steps from one
-// 64-column block of B to the next): the A fragment goes to the tensor core once for all of them. In the macros, `ia`
-// lists the operand numbers of the four A registers (R to R + 3 after the R accumulators), `ib` the descriptor's and
-// `ip` the accumulate flag's.
+// D[64 x N] (+)= A[64x16] B[16 x N] as mma_rs_bt, in one instruction over kBlocks = 2, 3 or 4 column blocks of D
+// (d[b]: columns 64b..64b+63) and of B (the descriptor's leading byte offset steps from one 64-column block of B to
+// the next): the A fragment goes to the tensor core once for all of them. N = 64 kBlocks, or 32 less for a head dim
+// that leaves the last block's upper half empty (96, 160, 224: that half's n-tiles 4..7 are not written). In the
+// macros, `ia` lists the operand numbers of the four A registers (R to R + 3 after the R accumulators), `ib` the
+// descriptor's and `ip` the accumulate flag's.
 #define FA_JIT_WGMMA_RS(shape, regs, ia, ib, ip, ...)                                                    \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" ip                                                 \
                  ", 0;\n"                                                                                \
                  "wgmma.mma_async.sync.aligned." shape " " regs ", {%" ia "}, %" ib ", p, 1, 1, 1;\n}\n" \
                  : __VA_ARGS__                                                                           \
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate))
-template <bool kBf16, int kBlocks>
+template <bool kBf16, int kBlocks, int N = 64 * kBlocks>
 __device__ __forceinline__ void mma_rs_bt_blocks(float (&d)[kBlocks][8][4], const unsigned (&a)[4],
                                                  unsigned long long b_desc, int accumulate) {
     static_assert(kBlocks >= 2 && kBlocks <= 4, "2 to 4 column blocks (128 to 256 columns)");
-    if constexpr (kBlocks == 2) {
+    static_assert(N == 64 * kBlocks || N == 64 * kBlocks - 32, "whole column blocks, or the last one's lower half");
+    if constexpr (N == 96) {
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_RS, 96, FA_JIT_WGMMA_D48, "48, %49, %50, %51", "52", "53", FA_JIT_WGMMA_T8(d[0]),
+                          FA_JIT_WGMMA_T4(d[1]));
+    } else if constexpr (N == 160) {
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_RS, 160, FA_JIT_WGMMA_D80, "80, %81, %82, %83", "84", "85",
+                          FA_JIT_WGMMA_T8(d[0]), FA_JIT_WGMMA_T8(d[1]), FA_JIT_WGMMA_T4(d[2]));
+    } else if constexpr (N == 224) {
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_RS, 224, FA_JIT_WGMMA_D112, "112, %113, %114, %115", "116", "117",
+                          FA_JIT_WGMMA_T8(d[0]), FA_JIT_WGMMA_T8(d[1]), FA_JIT_WGMMA_T8(d[2]), FA_JIT_WGMMA_T4(d[3]));
+    } else if constexpr (kBlocks == 2) {
         FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_RS, 128, FA_JIT_WGMMA_D64, "64, %65, %66, %67", "68", "69",
                           FA_JIT_WGMMA_T8(d[0]), FA_JIT_WGMMA_T8(d[1]));
     } else if constexpr (kBlocks == 3) {
@@ -181,6 +205,8 @@ __device__ __forceinline__ void mma_rs_bt_blocks(float (&d)[kBlocks][8][4], cons
 
 #undef FA_JIT_WGMMA_RS
 #undef FA_JIT_WGMMA_D128
+#undef FA_JIT_WGMMA_D112
+#undef FA_JIT_WGMMA_D80
 #undef FA_JIT_WGMMA_BOTH
 #undef FA_JIT_WGMMA_SS
 #undef FA_JIT_WGMMA_D32_OPERANDS

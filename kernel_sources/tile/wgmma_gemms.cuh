@@ -98,12 +98,19 @@ __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kHeadDim / 64][8][4], co
     }
 }
 
+// The columns of O that P V computes for a head dim of kColumns padded to kHeadDimP (whole 64-column blocks): all,
+// or all but the last block's upper half where the head dim leaves it empty (d 72-96, 136-160, 200-224).
+__host__ __device__ constexpr int pv_columns(int kHeadDimP, int kColumns) {
+    return kHeadDimP > 64 && kColumns <= kHeadDimP - 32 ? kHeadDimP - 32 : kHeadDimP;
+}
+
 // O += P V for the V tile at sV with the tensor core accumulating into O itself (the caller rescales O by alpha
 // before), all column blocks in one commit group. Needs no second accumulator, so S of the next key tile has registers
 // while this runs; the price is the tensor core's truncating accumulation over a row's key tiles (bench/NOTES.md).
 // One instruction per k step spans every column block: the P fragment reaches the tensor core once (1-3 % faster
-// than one instruction per block at d 128 / 256).
-template <bool kBf16, int kBlockN, int kHeadDim, class KvLayout = Swizzle128B<kBlockN>>
+// than one instruction per block at d 128 / 256). Only the first pv_columns(kHeadDim, kColumns) columns are computed:
+// the n-tiles past them stay as they are (hold_o and rescale_o skip them too).
+template <bool kBf16, int kBlockN, int kHeadDim, class KvLayout = Swizzle128B<kBlockN>, int kColumns = kHeadDim>
 __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8][4],
                                                 const unsigned (&p_frag)[kBlockN / 8][2], unsigned sV) {
     constexpr int kBlocks = kHeadDim / 64;
@@ -113,11 +120,36 @@ __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8]
         unsigned a[4];
         pv_a_fragment(p_frag, kc, a);
         if constexpr (kBlocks > 1)
-            wgmma::mma_rs_bt_blocks<kBf16, kBlocks>(acc_o, a, v_rows_desc<KvLayout>(sV, kc), 1);
+            wgmma::mma_rs_bt_blocks<kBf16, kBlocks, pv_columns(kHeadDim, kColumns)>(acc_o, a,
+                                                                                    v_rows_desc<KvLayout>(sV, kc), 1);
         else
             wgmma::mma_rs_bt<kBf16>(acc_o[0], a, v_rows_desc<KvLayout>(sV, kc), 1);
     }
     wgmma::commit();
+}
+
+// wgmma::hold and rescale_rows over the first kN columns of O (pv_columns): the n-tiles P V writes.
+template <int kN, int kBlocks>
+__device__ __forceinline__ void hold_o(float (&acc_o)[kBlocks][8][4]) {
+#pragma unroll
+    for (int c = 0; c < kBlocks; ++c)
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            if (c * 64 + i * 8 < kN) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(acc_o[c][i][e])::"memory");
+            }
+}
+template <int kN, int kBlocks>
+__device__ __forceinline__ void rescale_o(float (&acc_o)[kBlocks][8][4], const float (&alpha)[2]) {
+#pragma unroll
+    for (int c = 0; c < kBlocks; ++c)
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+            if (c * 64 + i * 8 < kN) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc_o[c][i][e] *= alpha[e / 2];
+            }
 }
 
 }  // namespace fa_jit::tile
