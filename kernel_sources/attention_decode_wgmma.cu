@@ -136,16 +136,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
         if constexpr (kMods == 0) {
             blk.mask_scores(acc_s, n0, t, limit, kNegInf);
         } else {  // every score modified and checked against its row's keys
-#pragma unroll
-            for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int col = frag_col(n0, nt, e, t);
-                    const RowKeys& rk = row_keys[e / 2];
-                    acc_s[nt][e] = col >= rk.end || col < rk.begin
-                                       ? kNegInf
-                                       : mod.modify(acc_s[nt][e], rk.diagonal - col, rk.slope);
-                }
+            blk.modify_scores(acc_s, n0, t, row_keys, mod, kNegInf);
         }
         unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t+1) of row g + 8h
         float alpha[2];

@@ -14,7 +14,8 @@
 // heads_kv, batch); a block's 128 rows are packed (token, head) rows of one KV head, which the consumers gather into
 // shared memory themselves (q_map is not read); its keys are its split's run of tiles, rows past seqused_k masked
 // and zeroed in V (the preallocated cache may hold anything there); output as the decode kernels: O and LSE with
-// one split, the split's fp32 part and LSE otherwise. Plain attention over contiguous K / V only.
+// one split, the split's fp32 part and LSE otherwise. Score modifiers per packed row (tile/split_block.cuh); contiguous
+// K / V only.
 //
 // kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches.
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
@@ -102,7 +103,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     using KvLayout = typename Swizzle128BOrder<kRowGroups, kBlockN, kDBlocks>::type;
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
-    static_assert(!kSplit || (kMods == 0 && !kVarlen && !kPaged), "split-KV decode: plain attention, contiguous K / V");
+    static_assert(!kSplit || (!kVarlen && !kPaged), "split-KV decode: contiguous K / V");
 
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
@@ -137,7 +138,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged && !kSplit;
     const bool stagger = kStaggerable && one_tile;
     // Split-KV decode (kSplit): the block's packed rows, KV head, sequence and run of key tiles (tile/split_block.cuh).
-    using Split = SplitBlock<kBlockM, kBlockN, kCausal>;
+    using Split = SplitBlock<kBlockM, kBlockN, kCausal, kMods>;
     Split blk{};
     if constexpr (kSplit) {
         blk = Split::make(p);
@@ -296,11 +297,17 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
         clear_accumulator(acc_o);
         float m_i[2] = {kNegInf, kNegInf};
         float l_i[2] = {0.f, 0.f};
-        // Split-KV decode: keys [0, limit) for rows g and g + 8 (a packed row's token decides).
+        // Split-KV decode: keys [0, limit) for rows g and g + 8 (a packed row's token decides), or with score
+        // modifiers each row's keys, diagonal and slope.
         const int limit[2] = {kSplit ? blk.key_limit(warp_row0 + g) : 0, kSplit ? blk.key_limit(warp_row0 + 8 + g) : 0};
+        RowKeys row_keys[2];
+        if constexpr (kSplit && kMods != 0)
+            row_keys[0] = blk.row_keys(p, warp_row0 + g), row_keys[1] = blk.row_keys(p, warp_row0 + 8 + g);
         const auto mask_scores = [&](float(&acc_s)[kNTilesS][4], int n0) {
-            if constexpr (kSplit) {
+            if constexpr (kSplit && kMods == 0) {
                 blk.mask_scores(acc_s, n0, t, limit, kNegInf);
+            } else if constexpr (kSplit) {
+                blk.modify_scores(acc_s, n0, t, row_keys, mod, kNegInf);
             } else if constexpr (kMods == 0) {
                 if (tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()))
                     mask_fragment<false, kCausal>(acc_s, m0 + warp_row0, n0, g, t, seqlen_k(), causal_offset(),

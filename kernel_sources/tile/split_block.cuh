@@ -131,6 +131,22 @@ struct SplitBlock {
             for (int e = 0; e < 4; ++e)
                 if (frag_col(n0, nt, e, t) >= limit[e / 2]) acc_s[nt][e] = neg_inf;
     }
+    // With score modifiers (kMods): every score of the fragment modified, or hidden outside its row's keys (rows g
+    // and g + 8: row_keys[h] = row_keys(p, warp_row0 + 8h + g)).
+    template <int kNTiles>
+    __device__ __forceinline__ void modify_scores(float (&acc_s)[kNTiles][4], int n0, int t,
+                                                  const RowKeys (&row_keys)[2], const ScoreMod<kMods>& mod,
+                                                  float neg_inf) const {
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int col = frag_col(n0, nt, e, t);
+                const RowKeys& rk = row_keys[e / 2];
+                acc_s[nt][e] =
+                    col >= rk.end || col < rk.begin ? neg_inf : mod.modify(acc_s[nt][e], rk.diagonal - col, rk.slope);
+            }
+    }
 
     // Q's rows of the tile into shared memory (cp.async, not committed) by threads 0..kNThreads - 1 (`thread`): 16-byte
     // chunk ch of row r to Layout::offset(r, ch), zeros past the last row and for the padding chunks at columns >=

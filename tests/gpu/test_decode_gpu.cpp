@@ -59,7 +59,7 @@ TEST_CASE("decode: query lengths 1..16, every group size, causal or not", "[deco
                 check_decode({2, heads_q, heads_kv, seqlen_q, 777, 128, causal, Layout::bshd}, rng);
 }
 
-// Score modifiers in both decode families (one tile each, forced, and the chosen path): packed GQA rows of different
+// Score modifiers in every decode family (one tile each, forced, and the chosen path): packed GQA rows of different
 // heads (ALiBi slopes per row), windows narrowing the split runs (left only, both sides with causal, right only),
 // softcap, per-sequence lengths with a window, forced and chosen splits.
 TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
@@ -71,9 +71,23 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
     problem.seqlen_q = 1, problem.group_size = 32;  // 32 packed rows: decode-wgmma's first case on Hopper
     for (const TileConfig& tile : tile_per_family(problem, cc))
         if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
+    problem.seqlen_q = 4;  // 128 packed rows: decode-ws on Hopper, which serves no fewer than 97
+    for (const TileConfig& tile : tile_per_family(problem, cc))
+        if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
     tiles.push_back({});
     for (const TileConfig& tile : tiles)
         for (int splits : {0, 3}) {
+            // 128 packed rows: a causal window with ALiBi; softcap without a running max over a NaN cache tail; both
+            // sides of a window with softcap and ALiBi in fp16.
+            check_case({2, 32, 1, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
+                       DType::bf16, rng);
+            check_case(
+                {2, 32, 1, 4, 2000, 128, false, Layout::bhsd, tile, {1999, 3}, splits, false, Mods{-1, -1, 30.f}},
+                DType::bf16, rng);
+            check_case(
+                {2, 64, 2, 4, 1500, 128, true, Layout::padded, tile, {}, splits, false, Mods{300, 40, 10.f, true}},
+                DType::f16, rng);
+            if (tile.variant == "ws-split") continue;  // the cases below have fewer packed rows
             check_case({2, 32, 4, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
                        DType::bf16, rng);
             check_case({3, 8, 1, 1, 2000, 128, false, Layout::bhsd, tile, {}, splits, false, Mods{300, -1, 10.f}},

@@ -2,8 +2,8 @@
 // kSplit), fp16 and bf16, head dims 64, 128, 192 and 256, sm_90 only (compiled for sm_90a). It takes the decode
 // problems with a full 128-row tile of packed rows per KV head (MQA or large GQA groups with several query tokens:
 // 32 query heads x 4 tokens), which are compute-bound at 128 FLOP per K/V byte: a TMA producer and two ping-pong
-// consumer warpgroups do more per SM than decode-wgmma's single schedule. Plain attention over contiguous K / V
-// (seqused_k included); score modifiers, packed sequences and paged caches stay with decode-wgmma. Tiles are spelled
+// consumer warpgroups do more per SM than decode-wgmma's single schedule. Contiguous K / V (seqused_k and score
+// modifiers included); packed sequences and paged caches stay with decode-wgmma. Tiles are spelled
 // "128x128w12s3-ws-split", as f16-ws's.
 #include <fmt/format.h>
 
@@ -30,7 +30,6 @@ public:
         return accepts_dtype(dtype) && head_dim % 64 == 0 && head_dim >= 64 && head_dim <= 256;
     }
     bool runs_on(int cc) const override { return cc == 90; }
-    int score_mods() const override { return 0; }
     bool serves_varlen() const override { return false; }
     bool serves_paged() const override { return false; }
     // TMA maps cannot repeat an input along a dimension (a zero stride).
@@ -65,8 +64,8 @@ public:
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
         const char* type = kernel_element_type(s.dtype);
         // <T, B_c, d, stages, causal, mods, varlen, paged, split>, then the combine kernel <T, d>.
-        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, 0, false, false, true>", type,
-                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal),
+        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, false, false, true>", type,
+                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal, s.mods.bits()),
                 fmt::format("fa_jit::attention_split_combine<{}, {}>", type, s.head_dim)};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
