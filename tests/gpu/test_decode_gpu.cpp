@@ -68,10 +68,10 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
     ProblemClass problem{DType::bf16, 128, true, 4, 3000, 8};
     problem.mods = ScoreMods{true, true, true};
     std::vector<TileConfig> tiles = tile_per_family(problem, cc);
-    problem.seqlen_q = 1, problem.group_size = 32;  // 32 packed rows: decode-wgmma's first case on Hopper
+    problem.seqlen_q = 1, problem.group_size = 32;  // 32 packed rows
     for (const TileConfig& tile : tile_per_family(problem, cc))
         if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
-    problem.seqlen_q = 4;  // 128 packed rows: decode-ws on Hopper, which serves no fewer than 97
+    problem.seqlen_q = 4;  // 128 packed rows: decode-ws and decode-wgmma on Hopper
     for (const TileConfig& tile : tile_per_family(problem, cc))
         if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
     tiles.push_back({});
@@ -81,21 +81,23 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
             // sides of a window with softcap and ALiBi in fp16.
             check_case({2, 32, 1, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
                        DType::bf16, rng);
-            check_case(
-                {2, 32, 1, 4, 2000, 128, false, Layout::bhsd, tile, {1999, 3}, splits, false, Mods{-1, -1, 30.f}},
-                DType::bf16, rng);
+            const bool reads_seqused_k =
+                tile.empty() || AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0;
+            if (reads_seqused_k)
+                check_case(
+                    {2, 32, 1, 4, 2000, 128, false, Layout::bhsd, tile, {1999, 3}, splits, false, Mods{-1, -1, 30.f}},
+                    DType::bf16, rng);
             check_case(
                 {2, 64, 2, 4, 1500, 128, true, Layout::padded, tile, {}, splits, false, Mods{300, 40, 10.f, true}},
                 DType::f16, rng);
-            if (tile.variant == "ws-split") continue;  // the cases below have fewer packed rows
+            // The cases below have at most 32 packed rows: decode-wgmma serves from 33, decode-ws from 97.
+            if (tile.variant == "ws-split" || tile.variant == "wgmma-split") continue;
             check_case({2, 32, 4, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
                        DType::bf16, rng);
             check_case({3, 8, 1, 1, 2000, 128, false, Layout::bhsd, tile, {}, splits, false, Mods{300, -1, 10.f}},
                        DType::f16, rng);
             check_case({2, 32, 1, 1, 1500, 128, false, Layout::bshd, tile, {}, splits, false, Mods{-1, -1, 0.f, true}},
                        DType::bf16, rng);
-            const bool reads_seqused_k =
-                tile.empty() || AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0;
             if (reads_seqused_k)
                 check_case({2,
                             16,
@@ -272,7 +274,8 @@ TEST_CASE("decode on the sanitizer subset", "[decode][sanitize]") {
     check_decode({3, 4, 1, 4, 200, 64, true, Layout::padded, {}, {-1, 150, 1000}, 2}, rng);  // clamped lengths
     check_decode({1, 16, 1, 2, 90, 256, true, Layout::bhsd}, rng);
     check_decode({2, 4, 4, 3, 64, 40, false, Layout::bshd, {}, {0, 64}, 0, true}, rng);  // caller workspace
-    check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2}, rng);     // 128 rows: wgmma on sm_90
+    check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2}, rng);    // 128 rows: decode-ws on sm_90
+    check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2, false, Mods{100, 0, 20.f, true}}, rng);
 }
 
 TEST_CASE("decode: a caller's workspace, and one too small", "[decode]") {
