@@ -128,28 +128,29 @@ __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8]
     wgmma::commit();
 }
 
-// wgmma::hold and rescale_rows over the first kN columns of O (pv_columns): the n-tiles P V writes.
-template <int kN, int kBlocks>
-__device__ __forceinline__ void hold_o(float (&acc_o)[kBlocks][8][4]) {
+// f(tile) for each n-tile of O in its first kN columns (pv_columns): the n-tiles P V writes.
+template <int kN, int kBlocks, class F>
+__device__ __forceinline__ void for_pv_tiles(float (&acc_o)[kBlocks][8][4], const F& f) {
 #pragma unroll
     for (int c = 0; c < kBlocks; ++c)
 #pragma unroll
         for (int i = 0; i < 8; ++i)
-            if (c * 64 + i * 8 < kN) {
+            if (c * 64 + i * 8 < kN) f(acc_o[c][i]);
+}
+// wgmma::hold and rescale_rows over those n-tiles.
+template <int kN, int kBlocks>
+__device__ __forceinline__ void hold_o(float (&acc_o)[kBlocks][8][4]) {
+    for_pv_tiles<kN>(acc_o, [](float(&tile)[4]) {
 #pragma unroll
-                for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(acc_o[c][i][e])::"memory");
-            }
+        for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(tile[e])::"memory");
+    });
 }
 template <int kN, int kBlocks>
 __device__ __forceinline__ void rescale_o(float (&acc_o)[kBlocks][8][4], const float (&alpha)[2]) {
+    for_pv_tiles<kN>(acc_o, [&](float(&tile)[4]) {
 #pragma unroll
-    for (int c = 0; c < kBlocks; ++c)
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-            if (c * 64 + i * 8 < kN) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc_o[c][i][e] *= alpha[e / 2];
-            }
+        for (int e = 0; e < 4; ++e) tile[e] *= alpha[e / 2];
+    });
 }
 
 }  // namespace fa_jit::tile

@@ -11,13 +11,12 @@
 
 #include "attention/families/split_kv.hpp"
 #include "attention/families/ws_maps.hpp"
-#include "attention_ws_layout.cuh"
+#include "attention/families/ws_tiles.hpp"
 #include "launch/tensor_map.hpp"
 
 namespace fa_jit::families {
 namespace {
 
-constexpr int kWarps = ws_layout::kThreads / 32;
 // Packed rows per KV head from which the 128-row tile pays (fewer leave its second warpgroup mostly empty).
 constexpr int kMinRows = 97;
 
@@ -39,25 +38,17 @@ public:
 
     bool owns(const TileConfig& t) const override { return t.variant == "ws-split"; }
     bool tile_is_legal(int head_dim, const TileConfig& t) const override {
-        return owns(t) && t.block_m == ws_layout::kBlockM && t.warps == kWarps &&
-               ws_layout::legal(t.block_n, head_dim, t.stages);
+        return owns(t) && ws_tile_fits(head_dim, t);
     }
-    std::vector<TileConfig> sweep_tiles(int head_dim) const override {
-        std::vector<TileConfig> out;
-        for (int block_n : {64, 80, 96, 112, 128, 192})
-            for (int stages : {2, 3, 4})
-                if (ws_layout::legal(block_n, head_dim, stages))
-                    out.push_back({ws_layout::kBlockM, block_n, kWarps, stages, "ws-split"});
-        return out;
-    }
-    // f16-ws's tiles for long rows at the same head dim (a split reads thousands of keys).
+    std::vector<TileConfig> sweep_tiles(int head_dim) const override { return ws_sweep_tiles(head_dim, "ws-split"); }
+    // f16-ws's tiles for long rows at the same head dim (a split reads thousands of keys). H200, bf16, MQA, 4 tokens,
+    // B 64, d 128, 4k / 32k keys: 2.57 / 4.05 TB/s at 128 keys in 3 stages, 2.60 / 4.13 in 2, 2.60 / 3.78 at 64 keys
+    // in 4, 2.51 / 4.07 at 192 keys (bench/NOTES.md, "decode-ws").
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
-        if (padded == 256)
-            return {{ws_layout::kBlockM, 80, kWarps, 2, "ws-split"}, {ws_layout::kBlockM, 64, kWarps, 2, "ws-split"}};
-        if (padded == 192)
-            return {{ws_layout::kBlockM, 112, kWarps, 2, "ws-split"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws-split"}};
-        return {{ws_layout::kBlockM, 128, kWarps, 3, "ws-split"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws-split"}};
+        if (padded == 256) return {ws_tile(80, 2, "ws-split"), ws_tile(64, 2, "ws-split")};
+        if (padded == 192) return {ws_tile(112, 2, "ws-split"), ws_tile(64, 3, "ws-split")};
+        return {ws_tile(128, 3, "ws-split"), ws_tile(64, 3, "ws-split")};
     }
 
     std::string source_name() const override { return "attention_f16_ws.cu"; }

@@ -11,6 +11,7 @@
 
 #include "attention/families/f16_args.hpp"
 #include "attention/families/ws_maps.hpp"
+#include "attention/families/ws_tiles.hpp"
 #include "attention/family.hpp"
 #include "attention/validate.hpp"
 #include "attention_ws_layout.cuh"
@@ -18,8 +19,6 @@
 
 namespace fa_jit::families {
 namespace {
-
-constexpr int kWarps = ws_layout::kThreads / 32;
 
 class F16WsFamily final : public KernelFamily {
 public:
@@ -62,18 +61,9 @@ public:
 
     bool owns(const TileConfig& t) const override { return t.variant == "ws"; }
     bool tile_is_legal(int head_dim, const TileConfig& t) const override {
-        return owns(t) && t.block_m == ws_layout::kBlockM && t.warps == kWarps &&
-               ws_layout::legal(t.block_n, head_dim, t.stages);
+        return owns(t) && ws_tile_fits(head_dim, t);
     }
-    // 64 to 192 keys per step, a 2- to 4-deep ring, where shared memory allows.
-    std::vector<TileConfig> sweep_tiles(int head_dim) const override {
-        std::vector<TileConfig> out;
-        for (int block_n : {64, 80, 96, 112, 128, 192})
-            for (int stages : {2, 3, 4})
-                if (ws_layout::legal(block_n, head_dim, stages))
-                    out.push_back({ws_layout::kBlockM, block_n, kWarps, stages, "ws"});
-        return out;
-    }
+    std::vector<TileConfig> sweep_tiles(int head_dim) const override { return ws_sweep_tiles(head_dim, "ws"); }
     // d 64 / 128: 128 keys, 3 stages (d 128, 16k: 677 full against 657 with 2 stages and 563 with 64 keys); d 64 with
     // long rows: 192 keys (H200, bf16, TFLOP/s against 128 keys: full 421 / 419 at 4k, 470 / 439 at 16k; causal
     // 343 / 353 at 4k, 474 / 464 at 16k: from 16k keys under the mask);
@@ -84,15 +74,12 @@ public:
     // else 64 keys in 3 stages.
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
-        if (padded == 256)
-            return {{ws_layout::kBlockM, 80, kWarps, 2, "ws"}, {ws_layout::kBlockM, 64, kWarps, 2, "ws"}};
-        if (padded == 192 && p.seqlen_k >= 2048)
-            return {{ws_layout::kBlockM, 112, kWarps, 2, "ws"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws"}};
+        if (padded == 256) return {ws_tile(80, 2, "ws"), ws_tile(64, 2, "ws")};
+        if (padded == 192 && p.seqlen_k >= 2048) return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
         if (padded == 64 && p.seqlen_k >= (p.causal ? 16384 : 4096))
-            return {{ws_layout::kBlockM, 192, kWarps, 3, "ws"}, {ws_layout::kBlockM, 128, kWarps, 3, "ws"}};
-        if (padded <= 128)
-            return {{ws_layout::kBlockM, 128, kWarps, 3, "ws"}, {ws_layout::kBlockM, 64, kWarps, 3, "ws"}};
-        return {{ws_layout::kBlockM, 64, kWarps, 3, "ws"}, {ws_layout::kBlockM, 64, kWarps, 2, "ws"}};
+            return {ws_tile(192, 3, "ws"), ws_tile(128, 3, "ws")};
+        if (padded <= 128) return {ws_tile(128, 3, "ws"), ws_tile(64, 3, "ws")};
+        return {ws_tile(64, 3, "ws"), ws_tile(64, 2, "ws")};
     }
     bool has_even_variant() const override { return false; }
 
