@@ -1,6 +1,6 @@
-// What the split-KV decode families share (decode on mma.sync, decode-wgmma on Hopper): the problems they serve,
-// their launches (the split kernel over (row tiles x splits, KV heads, batch), then the combine kernel when the keys
-// are split) and the workspace of the partial results. A family adds its kernels and tiles.
+// What the split-KV decode families share (decode on mma.sync; decode-wgmma and decode-ws on Hopper): the problems
+// they serve, their launches (the split kernel over (row tiles x splits, KV heads, batch), then the combine kernel when
+// the keys are split) and the workspace of the partial results. A family adds its kernels and tiles.
 #pragma once
 
 #include "attention/family.hpp"
