@@ -27,15 +27,16 @@ TEST_CASE("the decode family serves few query rows and per-sequence KV lengths",
                 const char* expected = cc != 90 || rows <= 32 ? "decode" : rows < 97 ? "decode-wgmma" : "decode-ws";
                 CHECK(family(DType::bf16, 128, seqlen_q, group, false, cc) == expected);
             }
-    // decode-ws reads no packed sequences or paged caches: decode-wgmma serves those rows; score modifiers it has.
+    // decode-ws has score modifiers and reads paged caches; packed sequences go to decode-wgmma.
     ProblemClass modified{DType::bf16, 128, true, 4, 32768, 32};
     modified.mods.softcap = true;
     CHECK(kernel_family_for(modified, 90) == "decode-ws");
-    for (bool paged : {false, true}) {
-        ProblemClass packed = modified;
-        (paged ? packed.paged : packed.varlen) = true;
-        CHECK(kernel_family_for(packed, 90) == "decode-wgmma");
-    }
+    ProblemClass paged = modified;
+    paged.paged = paged.seqused_k = true;
+    CHECK(kernel_family_for(paged, 90) == "decode-ws");
+    ProblemClass packed = modified;
+    packed.varlen = true;
+    CHECK(kernel_family_for(packed, 90) == "decode-wgmma");
     CHECK(family(DType::f16, 96, 1, 4, false) == "decode");  // any multiple of 8 up to 256
     CHECK(family(DType::f16, 96, 4, 32, false) == "decode");
     CHECK(family(DType::f16, 64, 1, 33, false) == "decode-wgmma");

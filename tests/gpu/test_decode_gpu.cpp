@@ -140,13 +140,27 @@ TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]")
 }
 
 // A paged KV cache in both decode families: page sizes 16, 64, 256, pages shared and in random order, ragged seqused_k
-// (0 and full included), split counts 1, 3 and chosen, packed queries over pages, modifiers; fp32 in its family.
+// (0 and full included), split counts 1, 3 and chosen, packed queries over pages, modifiers; 128 packed rows (4 tokens
+// of MQA: decode-ws and decode-wgmma on Hopper, which serve only that many); fp32 in its family.
 TEST_CASE("decode: a paged KV cache in every decode family", "[decode][paged]") {
+    const int cc = current_device().cc();
     std::mt19937 rng(18);
-    const std::vector<TileConfig> tiles = decode_tiles([](ProblemClass& p) { p.paged = p.seqused_k = true; });
-    for (const TileConfig& tile : tiles)
+    const auto paged = [](ProblemClass& p) { p.paged = p.seqused_k = true; };
+    std::vector<TileConfig> tiles = decode_tiles(paged);
+    ProblemClass wide{DType::bf16, 128, true, 4, 3000, 32};
+    paged(wide);
+    for (const TileConfig& tile : tile_per_family(wide, cc))
+        if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
+            std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
+            tiles.insert(tiles.end() - 1, tile);  // before the chooser's empty tile
+    for (const TileConfig& tile : tiles) {
+        const bool wide_only = tile.variant == "ws-split" || tile.variant == "wgmma-split";
         for (int splits : {0, 1, 3})
             for (int page : {16, 64, 256}) {
+                Case mqa{2, 32, 1, 4, 2500, 128, true, Layout::bshd, tile, {2500, 1111}, splits};  // 128 packed rows
+                mqa.page_size = page, mqa.share_pages = true;
+                check_case(mqa, DType::bf16, rng);
+                if (wide_only) continue;
                 Case one{4, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, random_lengths(4, 3000, rng), splits};
                 one.page_size = page, one.share_pages = true;
                 check_case(one, DType::bf16, rng);
@@ -154,7 +168,21 @@ TEST_CASE("decode: a paged KV cache in every decode family", "[decode][paged]") 
                 spec.page_size = page;
                 check_case(spec, DType::f16, rng);
             }
-    for (const TileConfig& tile : tiles) {
+        // 128 packed rows with modifiers over pages, a malformed block table (O = 0, LSE = -inf), d 64 and 256.
+        Case mods{
+            3, 32, 1, 4, 1500, 128, false, Layout::padded, tile, {1500, 700, 0}, 0, false, Mods{500, 0, 20.f, true}};
+        mods.page_size = 64;
+        check_case(mods, DType::f16, rng);
+        Case corrupt{3, 32, 1, 4, 900, 128, true, Layout::bshd, tile, {900, 450, 17}};
+        corrupt.page_size = 16, corrupt.corrupt = {1};
+        check_case(corrupt, DType::bf16, rng);
+        for (int d : {64, 256}) {
+            if (!tile.empty()) continue;  // forced tiles are for d 128
+            Case dims{2, 32, 1, 4, 2000, d, true, Layout::bshd, tile, {2000, 999}};
+            dims.page_size = 256;
+            check_case(dims, DType::bf16, rng);
+        }
+        if (wide_only) continue;
         Case packed{1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, 3, false, Mods{300, -1, 0.f, true}};
         packed.seqlens_q = {3, 4, 1}, packed.page_size = 64;
         check_case(packed, DType::bf16, rng);
@@ -276,6 +304,9 @@ TEST_CASE("decode on the sanitizer subset", "[decode][sanitize]") {
     check_decode({2, 4, 4, 3, 64, 40, false, Layout::bshd, {}, {0, 64}, 0, true}, rng);  // caller workspace
     check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2}, rng);    // 128 rows: decode-ws on sm_90
     check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2, false, Mods{100, 0, 20.f, true}}, rng);
+    Case paged{3, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {300, 150, 7}, 2};  // pages; a malformed table
+    paged.page_size = 16, paged.corrupt = {1};
+    check_decode(paged, rng);
 }
 
 TEST_CASE("decode: a caller's workspace, and one too small", "[decode]") {

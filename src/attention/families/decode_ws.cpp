@@ -2,8 +2,8 @@
 // kSplit), fp16 and bf16, head dims 64, 128, 192 and 256, sm_90 only (compiled for sm_90a). It takes the decode
 // problems with a full 128-row tile of packed rows per KV head (MQA or large GQA groups with several query tokens:
 // 32 query heads x 4 tokens), which are compute-bound at 128 FLOP per K/V byte: a TMA producer and two ping-pong
-// consumer warpgroups do more per SM than decode-wgmma's single schedule. Contiguous K / V (seqused_k and score
-// modifiers included); packed sequences and paged caches stay with decode-wgmma. Tiles are spelled
+// consumer warpgroups do more per SM than decode-wgmma's single schedule. seqused_k, score modifiers and a paged KV
+// cache (f16-ws's page lookups in the producer) included; packed sequences stay with decode-wgmma. Tiles are spelled
 // "128x128w12s3-ws-split", as f16-ws's.
 #include <fmt/format.h>
 
@@ -12,7 +12,6 @@
 #include "attention/families/split_kv.hpp"
 #include "attention/families/ws_maps.hpp"
 #include "attention/families/ws_tiles.hpp"
-#include "launch/tensor_map.hpp"
 
 namespace fa_jit::families {
 namespace {
@@ -30,7 +29,6 @@ public:
     }
     bool runs_on(int cc) const override { return cc == 90; }
     bool serves_varlen() const override { return false; }
-    bool serves_paged() const override { return false; }
     // TMA maps cannot repeat an input along a dimension (a zero stride).
     bool serves(const ProblemClass& p, int cc) const override {
         return SplitKvFamily::serves(p, cc) && !p.repeated_input && packed_rows(p.seqlen_q, p.group_size) >= kMinRows;
@@ -57,28 +55,22 @@ public:
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
         const char* type = kernel_element_type(s.dtype);
         // <T, B_c, d, stages, causal, mods, varlen, paged, split>, then the combine kernel <T, d>.
-        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, false, false, true>", type,
-                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal, s.mods.bits()),
+        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, false, {}, true>", type,
+                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal, s.mods.bits(), s.paged),
                 fmt::format("fa_jit::attention_split_combine<{}, {}>", type, s.head_dim)};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
     }
 
-    // The split kernel takes K and V as TMA maps (Q's slot gets K's: the kernel gathers the packed Q rows itself);
-    // the combine kernel only the parameters.
+    // The split kernel takes the TMA maps of f16-ws (it reads K and V through them and gathers the packed Q rows
+    // itself); the combine kernel only the parameters.
     void launch_kernel(const AttentionKernelSpec& spec, int index, const Kernel& kernel, const LaunchConfig& config,
                        const AttentionParams& params, const AttentionArgs& a) const override {
-        if (index != 0) {
+        if (index == 0)
+            launch_with_ws_maps(kernel, config, params, a, spec);
+        else
             launch(kernel, config, params);
-            return;
-        }
-        const int block_n = spec.tile.block_n;
-        const CUtensorMap k = encode_tensor_map_16bit(
-            ws_tensor_desc(a.k, a.k_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n));
-        const CUtensorMap v = encode_tensor_map_16bit(
-            ws_tensor_desc(a.v, a.v_strides, a.batch, a.heads_kv, a.seqlen_k, a.head_dim, block_n));
-        launch(kernel, config, params, k, k, v);
     }
 };
 

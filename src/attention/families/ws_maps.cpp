@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "attention_ws_layout.cuh"
+#include "fa_jit/jit.hpp"
 
 namespace fa_jit::families {
 
@@ -62,6 +63,29 @@ PagedRowGroupDescs paged_row_group_descs(const AttentionArgs& a, int block_n) {
         return d;
     };
     return {desc(a.k, a.k_strides), desc(a.v, a.v_strides), groups};
+}
+
+void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const AttentionParams& params,
+                         const AttentionArgs& a, const AttentionKernelSpec& spec) {
+    const int block_n = spec.tile.block_n;
+    const int batch = spec.varlen ? 1 : a.batch;
+    const int rows_q = spec.varlen ? a.total_q : a.seqlen_q, rows_k = spec.varlen ? a.total_k : a.seqlen_k;
+    const CUtensorMap q = encode_tensor_map_16bit(
+        ws_tensor_desc(a.q, a.q_strides, batch, a.heads_q, rows_q, a.head_dim, ws_layout::kBlockM));
+    if (ws_layout::kv_row_groups(spec.paged, a.head_dim)) {
+        const PagedRowGroupDescs kv = paged_row_group_descs(a, block_n);
+        AttentionParams with_maps = params;
+        with_maps.page_row_groups = kv.page_row_groups;
+        launch(kernel, config, with_maps, q, encode_tensor_map_16bit(kv.k), encode_tensor_map_16bit(kv.v));
+        return;
+    }
+    const int batch_k = spec.paged ? a.num_pages : batch, rows_kv = spec.paged ? a.page_size : rows_k;
+    const int box_k = spec.paged ? std::gcd(a.page_size, block_n) : block_n;
+    const CUtensorMap k =
+        encode_tensor_map_16bit(ws_tensor_desc(a.k, a.k_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
+    const CUtensorMap v =
+        encode_tensor_map_16bit(ws_tensor_desc(a.v, a.v_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
+    launch(kernel, config, params, q, k, v);
 }
 
 }  // namespace fa_jit::families

@@ -3,6 +3,7 @@
 // without a driver.
 #pragma once
 
+#include "attention/family.hpp"
 #include "fa_jit/attention.hpp"
 #include "launch/tensor_map.hpp"
 
@@ -24,5 +25,12 @@ struct PagedRowGroupDescs {
     int page_row_groups;  // AttentionParams::page_row_groups: P / 8, or 0 for the page-per-dimension form
 };
 PagedRowGroupDescs paged_row_group_descs(const AttentionArgs& a, int block_n);
+
+// Launches a kernel of attention_f16_ws.cu with its Q, K and V maps encoded for this call: contiguous tensors, packed
+// sequences (one batch of total rows, which the kernel addresses from cu_seqlens) or a paged cache (spec.paged: the
+// row-group maps above where the head dim is whole column blocks, else num_pages batches of page_size rows in boxes
+// that never cross a page).
+void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const AttentionParams& params,
+                         const AttentionArgs& a, const AttentionKernelSpec& spec);
 
 }  // namespace fa_jit::families
