@@ -16,7 +16,8 @@
 namespace fa_jit::families {
 namespace {
 
-// Packed rows per KV head from which the 128-row tile pays (fewer leave its second warpgroup mostly empty).
+// Packed rows per KV head from which the 128-row tile is taken: from there its second warpgroup holds more than half of
+// its rows. Measured only at 128 rows (bench/NOTES.md, "decode-ws"); 65-127 rows against decode-wgmma are not.
 constexpr int kMinRows = 97;
 
 class DecodeWsFamily final : public SplitKvFamily {
