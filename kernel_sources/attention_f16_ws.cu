@@ -14,8 +14,8 @@
 // heads_kv, batch); a block's 128 rows are packed (token, head) rows of one KV head, which the consumers gather into
 // shared memory themselves (q_map is not read); its keys are its split's run of tiles, rows past seqused_k masked
 // and zeroed in V (the preallocated cache may hold anything there); output as the decode kernels: O and LSE with
-// one split, the split's fp32 part and LSE otherwise. Score modifiers per packed row (tile/split_block.cuh); K / V
-// contiguous or paged (the producer's page lookups as below), not packed sequences.
+// one split, the split's fp32 part and LSE otherwise. Score modifiers, packed sequences and a paged cache as below, per
+// packed row (tile/split_block.cuh: a packed sequence's rows are its tokens x the group).
 //
 // kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches.
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
@@ -103,7 +103,6 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     using KvLayout = typename Swizzle128BOrder<kRowGroups, kBlockN, kDBlocks>::type;
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
-    static_assert(!kSplit || !kVarlen, "split-KV decode: rows of fixed-length sequences (contiguous or paged K / V)");
 
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
@@ -138,7 +137,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged && !kSplit;
     const bool stagger = kStaggerable && one_tile;
     // Split-KV decode (kSplit): the block's packed rows, KV head, sequence and run of key tiles (tile/split_block.cuh).
-    using Split = SplitBlock<kBlockM, kBlockN, kCausal, kMods, false, kPaged>;
+    using Split = SplitBlock<kBlockM, kBlockN, kCausal, kMods, kVarlen, kPaged>;
     Split blk{};
     if constexpr (kSplit) {
         blk = Split::make(p);
@@ -160,7 +159,7 @@ __global__ void __launch_bounds__(ws_layout::kThreads, 1)
     if constexpr (kSeq) {
         const BlockIndex b = block_at(first);
         seq = seq_rows<kVarlen, kPaged, false>(p, b.batch);
-        if (kVarlen && b.m0 >= seq.seqlen_q) return;
+        if (kVarlen && (kSplit ? blk.r0 >= blk.rows_total : b.m0 >= seq.seqlen_q)) return;
     }
     const auto seqlen_q = [&] { return kSeq ? seq.seqlen_q : p.seqlen_q; };
     const auto seqlen_k = [&] { return kSeq ? seq.seqlen_k : p.seqlen_k; };

@@ -27,16 +27,16 @@ TEST_CASE("the decode family serves few query rows and per-sequence KV lengths",
                 const char* expected = cc != 90 || rows <= 32 ? "decode" : rows < 97 ? "decode-wgmma" : "decode-ws";
                 CHECK(family(DType::bf16, 128, seqlen_q, group, false, cc) == expected);
             }
-    // decode-ws has score modifiers and reads paged caches; packed sequences go to decode-wgmma.
+    // decode-ws has score modifiers and reads packed sequences and paged caches.
     ProblemClass modified{DType::bf16, 128, true, 4, 32768, 32};
     modified.mods.softcap = true;
     CHECK(kernel_family_for(modified, 90) == "decode-ws");
-    ProblemClass paged = modified;
-    paged.paged = paged.seqused_k = true;
-    CHECK(kernel_family_for(paged, 90) == "decode-ws");
-    ProblemClass packed = modified;
-    packed.varlen = true;
-    CHECK(kernel_family_for(packed, 90) == "decode-wgmma");
+    for (bool paged : {false, true}) {
+        ProblemClass p = modified;
+        p.varlen = true;
+        p.paged = p.seqused_k = paged;
+        CHECK(kernel_family_for(p, 90) == "decode-ws");
+    }
     CHECK(family(DType::f16, 96, 1, 4, false) == "decode");  // any multiple of 8 up to 256
     CHECK(family(DType::f16, 96, 4, 32, false) == "decode");
     CHECK(family(DType::f16, 64, 1, 33, false) == "decode-wgmma");
@@ -66,13 +66,12 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     CHECK(tile(128, 4, 32) == TileConfig{128, 128, 12, 3, "ws-split"});    // decode-ws: f16-ws's long-row tiles
     CHECK(tile(256, 4, 32) == TileConfig{128, 80, 12, 2, "ws-split"});
     CHECK(tile(128, 4, 16) == TileConfig{64, 64, 4, 4, "wgmma-split"});  // one warpgroup
-    const auto packed = [](int d) {                                      // 128 rows of packed sequences: decode-wgmma
-        ProblemClass p{DType::bf16, d, true, 4, 8192, 32};
-        p.varlen = true;
-        return default_tile_config(90, p);
+    const auto rows = [](int d, int seqlen_q) {  // 32 query heads of MQA, 2 or 3 tokens: decode-wgmma
+        return default_tile_config(90, {DType::bf16, d, true, seqlen_q, 8192, 32});
     };
-    CHECK(packed(128) == TileConfig{128, 128, 8, 2, "wgmma-split"});  // two warpgroups, 161 KB
-    CHECK(packed(256) == TileConfig{128, 64, 8, 2, "wgmma-split"});
+    CHECK(rows(128, 3) == TileConfig{128, 128, 8, 2, "wgmma-split"});  // 96 rows: two warpgroups, 161 KB
+    CHECK(rows(256, 3) == TileConfig{128, 64, 8, 2, "wgmma-split"});
+    CHECK(rows(128, 2) == TileConfig{64, 64, 4, 4, "wgmma-split"});  // 64 rows: one warpgroup
     CHECK(parse_tile_config("128x80w12s2-ws-split") == TileConfig{128, 80, 12, 2, "ws-split"});
     CHECK_FALSE(tile_is_legal(DType::bf16, 96, {128, 64, 12, 3, "ws-split"}));  // multiples of 64 only
     CHECK(parse_tile_config("128x128w8s3-wgmma-split") == TileConfig{128, 128, 8, 3, "wgmma-split"});

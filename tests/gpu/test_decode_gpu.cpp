@@ -118,14 +118,34 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
     check_case({2, 4, 1, 3, 800, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, 10}}, DType::f32, rng);
 }
 
-// Packed sequences in both decode families (one tile each, forced, and the chosen path): 1 and 4 query tokens per
+// Packed sequences in every decode family (one tile each, forced, and the chosen path): 1 and 4 query tokens per
 // sequence, empty sequences, GQA groups packed into rows, forced and chosen splits (the combine writes each
-// sequence's rows), seqused_k cutting a packed sequence's keys, score modifiers.
+// sequence's rows), seqused_k cutting a packed sequence's keys, score modifiers; 128 packed rows per sequence (4 tokens
+// of MQA: decode-ws and decode-wgmma on Hopper, which serve only that many), over pages as well.
 TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]") {
+    const int cc = current_device().cc();
     std::mt19937 rng(15);
-    const std::vector<TileConfig> tiles = decode_tiles([](ProblemClass& p) { p.varlen = true; });
+    const auto packed = [](ProblemClass& p) { p.varlen = true; };
+    std::vector<TileConfig> tiles = decode_tiles(packed);
+    ProblemClass wide{DType::bf16, 128, true, 4, 3000, 32};
+    packed(wide);
+    for (const TileConfig& tile : tile_per_family(wide, cc))
+        if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
+            std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
+            tiles.insert(tiles.end() - 1, tile);  // before the chooser's empty tile
     for (const TileConfig& tile : tiles)
         for (int splits : {0, 1, 3}) {
+            Case mqa{1, 32, 1, 4, 2500, 128, true, Layout::bshd, tile, {}, splits};  // 128 packed rows per sequence
+            mqa.seqlens_q = {4, 3, 0, 4}, mqa.seqlens_k = {2500, 40, 7, 1000};
+            check_case(mqa, DType::bf16, rng);
+            Case mqa_used{1, 32, 1, 4, 2000, 128, false, Layout::padded, tile, {1999, 0, 600}, splits};
+            mqa_used.mods = Mods{700, -1, 20.f, true};
+            mqa_used.seqlens_q = {4, 4, 2}, mqa_used.seqlens_k = {2000, 300, 1500};
+            check_case(mqa_used, DType::f16, rng);
+            Case mqa_pages{1, 32, 1, 4, 1500, 128, true, Layout::bshd, tile, {1500, 300, 0}, splits};
+            mqa_pages.seqlens_q = {4, 1, 4}, mqa_pages.page_size = 64;
+            check_case(mqa_pages, DType::bf16, rng);
+            if (tile.variant == "ws-split" || tile.variant == "wgmma-split") continue;  // at most 32 rows below
             Case one{1, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, {}, splits};
             one.seqlens_q = {1, 1, 0, 1}, one.seqlens_k = {1000, 0, 37, 3000};
             check_case(one, DType::bf16, rng);
@@ -307,6 +327,9 @@ TEST_CASE("decode on the sanitizer subset", "[decode][sanitize]") {
     Case paged{3, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {300, 150, 7}, 2};  // pages; a malformed table
     paged.page_size = 16, paged.corrupt = {1};
     check_decode(paged, rng);
+    Case packed{1, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {}, 2};  // packed sequences of 128 rows and fewer
+    packed.seqlens_q = {4, 2, 0}, packed.seqlens_k = {300, 30, 5};
+    check_case(packed, DType::bf16, rng);
 }
 
 TEST_CASE("decode: a caller's workspace, and one too small", "[decode]") {

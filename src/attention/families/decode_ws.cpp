@@ -2,9 +2,9 @@
 // kSplit), fp16 and bf16, head dims 64, 128, 192 and 256, sm_90 only (compiled for sm_90a). It takes the decode
 // problems with a full 128-row tile of packed rows per KV head (MQA or large GQA groups with several query tokens:
 // 32 query heads x 4 tokens), which are compute-bound at 128 FLOP per K/V byte: a TMA producer and two ping-pong
-// consumer warpgroups do more per SM than decode-wgmma's single schedule. seqused_k, score modifiers and a paged KV
-// cache (f16-ws's page lookups in the producer) included; packed sequences stay with decode-wgmma. Tiles are spelled
-// "128x128w12s3-ws-split", as f16-ws's.
+// consumer warpgroups do more per SM than decode-wgmma's single schedule. seqused_k, score modifiers, packed
+// sequences and a paged KV cache (f16-ws's maps and page lookups) included. Tiles are spelled "128x128w12s3-ws-split",
+// as f16-ws's.
 #include <fmt/format.h>
 
 #include <vector>
@@ -29,7 +29,6 @@ public:
         return accepts_dtype(dtype) && head_dim % 64 == 0 && head_dim >= 64 && head_dim <= 256;
     }
     bool runs_on(int cc) const override { return cc == 90; }
-    bool serves_varlen() const override { return false; }
     // TMA maps cannot repeat an input along a dimension (a zero stride).
     bool serves(const ProblemClass& p, int cc) const override {
         return SplitKvFamily::serves(p, cc) && !p.repeated_input && packed_rows(p.seqlen_q, p.group_size) >= kMinRows;
@@ -55,10 +54,10 @@ public:
     std::string source_name() const override { return "attention_f16_ws.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
         const char* type = kernel_element_type(s.dtype);
-        // <T, B_c, d, stages, causal, mods, varlen, paged, split>, then the combine kernel <T, d>.
-        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, false, {}, true>", type,
-                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal, s.mods.bits(), s.paged),
-                fmt::format("fa_jit::attention_split_combine<{}, {}>", type, s.head_dim)};
+        // <T, B_c, d, stages, causal, mods, varlen, paged, split>, then the combine kernel <T, d[, varlen]>.
+        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, {}, {}, true>", type, s.tile.block_n,
+                            s.head_dim, s.tile.stages, s.causal, s.mods.bits(), s.varlen, s.paged),
+                fmt::format("fa_jit::attention_split_combine<{}, {}{}>", type, s.head_dim, s.varlen ? ", true" : "")};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
