@@ -6,8 +6,24 @@
 
 namespace fa_jit::ws_layout {
 
-constexpr int kBlockM = 128;   // query rows per block: two consumer warpgroups of 64
-constexpr int kThreads = 384;  // the producer warpgroup, then the two consumers
+// Query rows per block: 64 per consumer warpgroup, two or three of them. Three give each SM sub-partition a third
+// consumer warp to issue from while the others wait on their softmax's dependencies (head dims up to 128, whose S and O
+// fit the 160 registers a consumer then gets); two keep 240 registers each.
+FA_JIT_HOST_DEVICE constexpr bool legal_rows(int block_m) {
+    return block_m == 128 || block_m == 192;
+}
+FA_JIT_HOST_DEVICE constexpr int consumers(int block_m) {
+    return block_m / 64;
+}
+FA_JIT_HOST_DEVICE constexpr int threads(int block_m) {  // the producer warpgroup, then the consumers
+    return 128 * (consumers(block_m) + 1);
+}
+// setmaxnreg: the producer keeps 24 registers per thread, the consumers share the rest of the 64K register file
+// (multiples of 8): 240 each for two, 160 for three.
+constexpr int kProducerRegisters = 24;
+FA_JIT_HOST_DEVICE constexpr int consumer_registers(int block_m) {
+    return (65536 - 128 * kProducerRegisters) / (128 * consumers(block_m)) / 8 * 8;
+}
 
 // Head dims that are multiples of 8 up to 256 are padded to whole 64-column blocks in shared memory: TMA fills the
 // columns past head_dim with zeros, which add nothing to S and produce O columns that are not stored.
@@ -18,14 +34,21 @@ FA_JIT_HOST_DEVICE constexpr int padded_head_dim(int head_dim) {
 // Q, then the K stages, then the V stages, each padded_head_dim / 64 column blocks of [rows][64] (1024-byte aligned,
 // hence the extra 1 KB), then the barriers (8 bytes each: Q full and empty; K full, V full, K empty and V empty per
 // stage).
-FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_n, int head_dim, int stages) {
-    return 2 * padded_head_dim(head_dim) * (kBlockM + 2 * stages * block_n) + 1024 + 8 * (2 + 4 * stages);
+FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_dim, int stages) {
+    return 2 * padded_head_dim(head_dim) * (block_m + 2 * stages * block_n) + 1024 + 8 * (2 + 4 * stages);
 }
 
-FA_JIT_HOST_DEVICE constexpr bool legal(int block_n, int head_dim, int stages) {
-    return (block_n == 64 || block_n == 80 || block_n == 96 || block_n == 112 || block_n == 128 || block_n == 192) &&
-           head_dim % 8 == 0 && head_dim >= 8 &&
-           head_dim <= 256 && stages >= 2 && stages <= 4 && smem_bytes(block_n, head_dim, stages) <= 227 * 1024;
+// The most keys per step of a 192-row tile: a consumer's S, P and O fit its 160 registers without spills (ptxas of
+// NVRTC 13.0: d 96 spills 24 bytes at 96 keys, d 128 28 at 80).
+FA_JIT_HOST_DEVICE constexpr int max_keys_at_192_rows(int head_dim) {
+    return head_dim <= 64 ? 128 : head_dim <= 96 ? 80 : head_dim <= 128 ? 64 : 0;
+}
+
+FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int head_dim, int stages) {
+    return legal_rows(block_m) && (block_m == 128 || block_n <= max_keys_at_192_rows(head_dim)) &&
+           (block_n == 64 || block_n == 80 || block_n == 96 || block_n == 112 || block_n == 128 || block_n == 192) &&
+           head_dim % 8 == 0 && head_dim >= 8 && head_dim <= 256 && stages >= 2 && stages <= 4 &&
+           smem_bytes(block_m, block_n, head_dim, stages) <= 227 * 1024;
 }
 
 // How a K / V stage orders its 1024-byte swizzle atoms (8 rows x 64 columns; tile/swizzle.cuh). Column block first

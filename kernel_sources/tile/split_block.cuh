@@ -119,12 +119,20 @@ struct SplitBlock {
     }
     __device__ __forceinline__ bool row_exists(int r) const { return r0 + r < rows_total; }
 
+    // Whether the key tile at n0 reaches past mask_from: only those tiles need mask_scores.
+    __device__ __forceinline__ bool needs_mask(int n0) const { return n0 + kTileKeys > mask_from; }
     // Hides the keys at or past limit[e / 2] from a warp's S fragment at key n0 (rows g and g + 8: limit[h] =
-    // key_limit(warp_row0 + 8h + g)); only tiles reaching past mask_from need it.
+    // key_limit(warp_row0 + 8h + g)) where the tile needs it.
     template <int kNTiles>
     __device__ __forceinline__ void mask_scores(float (&acc_s)[kNTiles][4], int n0, int t, const int (&limit)[2],
                                                 float neg_inf) const {
-        if (n0 + kNTiles * 8 <= mask_from) return;
+        if (needs_mask(n0)) hide_past_limits(acc_s, n0, t, limit, neg_inf);
+    }
+    // mask_scores on a tile known to need it.
+    template <int kNTiles>
+    __device__ __forceinline__ void hide_past_limits(float (&acc_s)[kNTiles][4], int n0, int t, const int (&limit)[2],
+                                                     float neg_inf) const {
+        static_assert(kNTiles * 8 == kTileKeys, "a fragment of the block's key tile");
 #pragma unroll
         for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll

@@ -255,7 +255,7 @@ TEST_CASE("packed sequences: the families that read them, the kernel names", "[a
     CHECK(kernel_family_for(varlen, 80) == "f16-mma");
     varlen.head_dim = 256, varlen.causal = false;
     CHECK(kernel_family_for(varlen, 90) == "f16-ws");
-    varlen.head_dim = 64, varlen.causal = true, varlen.seqlen_q = varlen.seqlen_k = 2048;
+    varlen.head_dim = 64, varlen.causal = true, varlen.seqlen_q = varlen.seqlen_k = 1024;
     CHECK(kernel_family_for(varlen, 90) == "f16-wgmma");
     varlen.seqlen_q = 1;  // decode-shaped: the decode families read packed sequences, with seqused_k too
     CHECK(kernel_family_for(varlen, 90) == "decode");
@@ -302,7 +302,7 @@ TEST_CASE("paged KV cache: validation, the families that read it, the kernel nam
     CHECK(kernel_family_for(paged, 90) == "f16-ws");
     paged.head_dim = 256, paged.causal = false;
     CHECK(kernel_family_for(paged, 90) == "f16-ws");
-    paged.head_dim = 64, paged.causal = true, paged.seqlen_q = paged.seqlen_k = 2048;
+    paged.head_dim = 64, paged.causal = true, paged.seqlen_q = paged.seqlen_k = 1024;
     CHECK(kernel_family_for(paged, 90) == "f16-wgmma");
     paged.seqlen_q = 1, paged.group_size = 8;  // decode
     CHECK(kernel_family_for(paged, 90) == "decode");
@@ -379,17 +379,19 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(80, {DType::f32, 256, false, 16384, 16384}) == TileConfig{64, 32, 4});
     // fp16/bf16 on sm_90: the warp-specialized kernel where it measured fastest, then the wgmma kernel wherever it
     // serves the head dim (multiples of 64), else mma.sync.
-    CHECK(default_tile_config(90, {DType::bf16, 64, false, 2048, 2048}) == TileConfig{128, 128, 12, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{128, 192, 12, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 64, true, 8192, 8192}) == TileConfig{128, 128, 12, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{128, 192, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 512, 512}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 48, false, 4096, 4096}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 48, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, false, 16384, 16384}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 2048, 2048}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 160, false, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 160, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 224, true, 1024, 1024}) == TileConfig{128, 80, 12, 2, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{64, 64, 4, 2, "wgmma"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 1024, 1024}) == TileConfig{64, 64, 4, 2, "wgmma"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
@@ -547,8 +549,8 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
             for (bool causal : {false, true})
                 for (const AttentionKernelSpec& s : warmup_specs({DType::f32, d, causal, 1, 4096, 1, true}, cc, false))
                     specs.push_back(s);
-    // f16-wgmma is the default only for d 64 under the causal mask with short rows (these problems have 4k keys).
-    for (const AttentionKernelSpec& s : warmup_specs({DType::bf16, 64, true, 2048, 2048}, 90, false))
+    // f16-wgmma is the default only for d 64 under the causal mask with short rows (below 2k keys).
+    for (const AttentionKernelSpec& s : warmup_specs({DType::bf16, 64, true, 1024, 1024}, 90, false))
         specs.push_back(s);
     // The warp-specialized family at the multiples of 64 and three padded head dims, causal or not (its defaults
     // skip some).
@@ -627,7 +629,7 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
              {ProblemClass{DType::bf16, 128, true, 4096, 4096},
               ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-ws at 80 keys on sm_90
               ProblemClass{DType::bf16, 192, true, 4096, 4096},   // f16-ws at 112 keys on sm_90
-              ProblemClass{DType::bf16, 64, true, 2048, 2048},    // f16-wgmma on sm_90
+              ProblemClass{DType::bf16, 64, true, 1024, 1024},    // f16-wgmma on sm_90
               ProblemClass{DType::f32, 64, true, 4096, 4096}, ProblemClass{DType::bf16, 128, false, 1, 8192, 8},
               ProblemClass{DType::bf16, 128, true, 4, 8192, 16},   // decode-wgmma (64 packed rows) on sm_90
               ProblemClass{DType::bf16, 128, true, 4, 8192, 32}})  // decode-ws (128 packed rows) on sm_90
@@ -651,7 +653,7 @@ TEST_CASE("each family's kernels with score modifiers and packed sequences compi
         for (const ScoreMods& mods : {ScoreMods{}, ScoreMods{true, true, true}})
             for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-ws at 80 keys on sm_90
-                                   ProblemClass{DType::bf16, 64, true, 2048, 2048},    // f16-wgmma on sm_90
+                                   ProblemClass{DType::bf16, 64, true, 1024, 1024},    // f16-wgmma on sm_90
                                    ProblemClass{DType::f32, 64, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 128, false, 1, 8192, 8},     // decode
                                    ProblemClass{DType::bf16, 128, true, 4, 8192, 32}}) {  // decode-ws on sm_90
@@ -675,15 +677,15 @@ TEST_CASE("each family's paged kernels compile for sm_80 and sm_90a", "[attentio
         for (bool varlen : {false, true})
             for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-ws at 80 keys on sm_90
-                                   ProblemClass{DType::bf16, 64, true, 2048, 2048},    // f16-wgmma on sm_90
+                                   ProblemClass{DType::bf16, 64, true, 1024, 1024},    // f16-wgmma on sm_90
                                    ProblemClass{DType::f16, 96, true, 4096, 4096},     // f16-ws on sm_90
                                    ProblemClass{DType::f32, 64, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 128, false, 1, 8192, 8},     // decode
                                    ProblemClass{DType::bf16, 128, true, 4, 8192, 16},     // decode-wgmma on sm_90
                                    ProblemClass{DType::bf16, 128, true, 4, 8192, 32}}) {  // decode-ws on sm_90
-                // d 64 causal at 2k keys is there for f16-wgmma: sm_80's f16-mma kernel for it (128 x 128) spills
+                // d 64 causal at 1k keys is there for f16-wgmma: sm_80's f16-mma kernel for it (128 x 128) spills
                 // 176 bytes with pages, packed queries and every modifier against 48 without pages.
-                if (cc == 80 && p.head_dim == 64 && p.seqlen_k == 2048) continue;
+                if (cc == 80 && p.head_dim == 64 && p.seqlen_k == 1024) continue;
                 p.paged = true, p.varlen = varlen, p.seqused_k = true;
                 if (varlen) p.mods = ScoreMods{true, true, true};
                 for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {

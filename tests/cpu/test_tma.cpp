@@ -48,8 +48,8 @@ TEST_CASE("the TMA sample kernels compile for sm_90a and refuse sm_80", "[compil
 TEST_CASE("the warp-specialized Hopper kernel compiles for sm_90a and refuses sm_80", "[compile]") {
     CompileRequest r;
     r.source = kernel_source("attention_f16_ws.cu");
-    r.name_expressions = {"fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 2, true>",
-                          "fa_jit::attention_fwd_f16_ws<fa_jit::half_t, 128, 64, 3, false>"};
+    r.name_expressions = {"fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 2, true>",
+                          "fa_jit::attention_fwd_f16_ws<fa_jit::half_t, 192, 128, 64, 3, false>"};
     r.arch = "sm_90a";
     const Compiled c = compile(r);
     CHECK(c.lowered_names.size() == 2);

@@ -70,9 +70,13 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
     Case packed{1, 4, 2, 200, 150, 128, true, Layout::bshd};
     packed.seqlens_q = {0, 200, 1, 70}, packed.seqlens_k = {5, 150, 0, 129};
     for (DType dtype : {DType::bf16, DType::f16}) check_case(packed, dtype, rng);
-    // sm_90: the warp-specialized kernel's 192-key tile (one S instruction of 192 columns) on ragged keys.
-    if (current_device().cc() == 90)
+    // sm_90: the warp-specialized kernel's 192-key tile (one S instruction of 192 columns) on ragged keys; three
+    // consumer warpgroups (192 rows), ragged and causal.
+    if (current_device().cc() == 90) {
         check_case({1, 2, 1, 150, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 4, 2, 400, 300, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 2, 1, 250, 330, 96, true, Layout::bhsd, {192, 80, 16, 3, "ws"}}, DType::f16, rng);
+    }
 }
 
 TEST_CASE("every tile configuration of a head dim computes the same function", "[attention]") {
@@ -121,15 +125,16 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     }
     std::mt19937 rng(90);
     for (int d : {64, 128, 192, 256})
-        for (int block_n : {64, 80, 96, 112, 128, 192})
-            for (int stages : {2, 3}) {
-                const TileConfig tile{128, block_n, 12, stages, "ws"};
-                if (!tile_is_legal(DType::bf16, d, tile)) continue;
-                INFO(tile.to_string());
-                check_case({2, 4, 2, 300, 517, d, true, Layout::bshd, tile}, DType::bf16, rng);
-                check_case({1, 2, 2, 200, 130, d, true, Layout::padded, tile}, DType::f16, rng);
-                check_case({2, 2, 1, 128, 256, d, false, Layout::bhsd, tile}, DType::bf16, rng);
-            }
+        for (int block_m : {128, 192})  // two or three consumer warpgroups
+            for (int block_n : {64, 80, 96, 112, 128, 192})
+                for (int stages : {2, 3}) {
+                    const TileConfig tile{block_m, block_n, block_m / 16 + 4, stages, "ws"};
+                    if (!tile_is_legal(DType::bf16, d, tile)) continue;
+                    INFO(tile.to_string());
+                    check_case({2, 4, 2, 300, 517, d, true, Layout::bshd, tile}, DType::bf16, rng);
+                    check_case({1, 2, 2, 200, 130, d, true, Layout::padded, tile}, DType::f16, rng);
+                    check_case({2, 2, 1, 128, 256, d, false, Layout::bhsd, tile}, DType::bf16, rng);
+                }
     check_case({1, 2, 2, 70, 0, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
     // Head dims that are not multiples of 64, padded in shared memory: ragged causal GQA with Nq > Nk (rows without
     // keys), padded strides, a sequence without keys.
@@ -139,6 +144,10 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
         INFO("d " << d);
         check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, tile}, DType::bf16, rng);
         check_case({1, 2, 1, 150, 260, d, false, Layout::padded, tile}, DType::f16, rng);
+        if (d > 128) continue;
+        const TileConfig rows192{192, d <= 96 ? 80 : 64, 16, 3, "ws"};  // three consumer warpgroups
+        check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, rows192}, DType::bf16, rng);
+        check_case({1, 2, 1, 450, 260, d, false, Layout::padded, rows192}, DType::f16, rng);
     }
     check_case({1, 2, 2, 70, 0, 96, false, Layout::bhsd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
     // The wide tiles of padded head dims: 112 keys at d 136..184, 80 keys at d 200..248.
@@ -154,6 +163,8 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
     check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
+    check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
+    check_case({2, 8, 2, 2200, 300, 96, false, Layout::bhsd, {192, 80, 16, 3, "ws"}}, DType::f16, rng);
     // Without the causal mask a block with one tile starts at its own key tile (tile::first_visit): several query
     // tiles over ragged keys put the tile that holds the last keys first, in the middle or last of a block's visits.
     // At each head dim's default tile; with more than 2k keys in a kernel that may loop (one block per tile, more

@@ -36,7 +36,7 @@ public:
 
     bool owns(const TileConfig& t) const override { return t.variant == "ws-split"; }
     bool tile_is_legal(int head_dim, const TileConfig& t) const override {
-        return owns(t) && ws_tile_fits(head_dim, t);
+        return owns(t) && t.block_m == 128 && ws_tile_fits(head_dim, t);  // 128 packed rows per block
     }
     std::vector<TileConfig> sweep_tiles(int head_dim) const override { return ws_sweep_tiles(head_dim, "ws-split"); }
     // f16-ws's tiles for long rows at the same head dim (a split reads thousands of keys). H200, bf16, MQA, 4 tokens,
@@ -54,13 +54,14 @@ public:
     std::string source_name() const override { return "attention_f16_ws.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
         const char* type = kernel_element_type(s.dtype);
-        // <T, B_c, d, stages, causal, mods, varlen, paged, split>, then the combine kernel <T, d[, varlen]>.
-        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, {}, {}, true>", type, s.tile.block_n,
-                            s.head_dim, s.tile.stages, s.causal, s.mods.bits(), s.varlen, s.paged),
-                fmt::format("fa_jit::attention_split_combine<{}, {}{}>", type, s.head_dim, s.varlen ? ", true" : "")};
+        // <T, B_r, B_c, d, stages, causal, mods, varlen, paged, split>, then the combine kernel <T, d[, varlen]>.
+        return {
+            fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, {}, {}, {}, true>", type, s.tile.block_m,
+                        s.tile.block_n, s.head_dim, s.tile.stages, s.causal, s.mods.bits(), s.varlen, s.paged),
+            fmt::format("fa_jit::attention_split_combine<{}, {}{}>", type, s.head_dim, s.varlen ? ", true" : "")};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
-        return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
+        return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages);
     }
 
     // The split kernel takes the TMA maps of f16-ws (it reads K and V through them and gathers the packed Q rows

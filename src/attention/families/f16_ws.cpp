@@ -2,7 +2,8 @@
 // that are multiples of 8 up to 256, sm_90 only (compiled for sm_90a): a TMA producer warpgroup and two consumer
 // warpgroups that take turns at the tensor cores. Chosen ahead of f16-wgmma wherever it measured faster (chosen_for(),
 // bench/NOTES.md "Warp-specialized Hopper forward"). Tiles are spelled "128x128w12s3-ws": 128 query rows, keys per
-// step, 12 warps (three warpgroups), the K/V ring's depth.
+// step, 12 warps (the producer and two consumer warpgroups), the K/V ring's depth; "192x128w16s3-ws" has three
+// consumer warpgroups (head dims up to 128).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,8 +44,8 @@ public:
     //   d 256: everywhere (causal, 64 keys: 255 / 430 / 619 against 263 / 401 / 543; 80 keys, B 1, H 8: 273 / 662
     //          at 2k / 16k against 268 / 626 with 64; full, 80 keys with staggered key tiles, N 512 / 2k / 16k:
     //          427 / 601 / 608-638 against 388 / 479 / 538);
-    //   d 64: full everywhere (344 / 417 / 451 against 330 / 390 / 409), causal from 4k keys (435 against 393 at 16k;
-    //         184 / 326 against 243 / 343 at 512 / 2k).
+    //   d 64: full everywhere (344 / 417 / 451 against 330 / 390 / 409), causal from 2k keys with 192 rows (361 at 2k
+    //         against 343; 128 rows: 184 / 326 against 243 / 343 at 512 / 2k).
     // Head dims that are not multiples of 64 run padded, against f16-mma (B 4, H 16, N 4096, full / causal): d 48
     // 328 / 279 against 249 / 217, d 80 442 / 373 against 302 / 257, d 96 511 / 437 against 318 / 274, d 120
     // 575 / 508 against 313 / 272, d 160 571 / 499 against 269 / 254, d 224 454 / 467 against 256 / 231; d 32 loses
@@ -52,7 +53,7 @@ public:
     bool chosen_for(const ProblemClass& p, int cc) const override {
         if (!serves(p, cc)) return false;
         if (p.head_dim % 64 != 0) return p.head_dim >= 40;
-        if (p.head_dim == 64) return !p.causal || p.seqlen_k >= 4096;
+        if (p.head_dim == 64) return !p.causal || p.seqlen_k >= 2048;
         return true;
     }
     void check_args(const AttentionArgs& args) const override { check_f16_args(args); }
@@ -61,21 +62,26 @@ public:
     bool tile_is_legal(int head_dim, const TileConfig& t) const override {
         return owns(t) && ws_tile_fits(head_dim, t);
     }
-    std::vector<TileConfig> sweep_tiles(int head_dim) const override { return ws_sweep_tiles(head_dim, "ws"); }
-    // d 64 / 128: 128 keys, 3 stages (d 128, 16k: 677 full against 657 with 2 stages and 563 with 64 keys); d 64 with
-    // long rows: 192 keys (H200, bf16, TFLOP/s against 128 keys: full 421 / 419 at 4k, 470 / 439 at 16k; causal
-    // 343 / 353 at 4k, 474 / 464 at 16k: from 16k keys under the mask);
+    std::vector<TileConfig> sweep_tiles(int head_dim) const override {
+        return ws_sweep_tiles(head_dim, "ws", {128, 192});
+    }
+    // H200, bf16, TFLOP/s (bench/NOTES.md). d 128: 128 keys, 3 stages (16k: 677 full against 657 with 2 stages and 563
+    // with 64 keys; 192 rows at 64 keys: 650 against 689);
     // Padded to 256 (d 200-256): 80 keys, 2 stages (the largest tile that fits: d 256 662 / 556 TFLOP/s causal / full
     // at 16k against 626 / 505 with 64 keys; d 224, B 4, N 4k: 7 / 5 % over 64 keys); padded to 192 (d 136-192): 112
     // keys, 2 stages from 2k keys (K released after S; d 192: 770 / 756 at 16k and 535 / 663 at 2k against 682 / 670
     // and 501 / 618 with 64 keys and 3 stages, at 512 keys 289 / 462 against 303 / 461; d 160, B 4, N 4k: 9 / 9 %),
     // else 64 keys in 3 stages.
+    // Padded to 64 (d 40-64): 192 rows (three consumer warpgroups) and 128 keys in 3 stages, without the causal mask
+    // and under it from 2k keys (d 64, N 512 / 2k / 16k, full: 372 / 498 / 552 against 341 / 426 / 453 with 128 rows
+    // and 317 / 434 / 483 with 128 rows and 192 keys; causal: 177 / 361 / 526 against 190 / 344 / 466 and
+    // 167 / 336 / 495).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
+        if (padded == 64 && (!p.causal || p.seqlen_k >= 2048))
+            return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) return {ws_tile(80, 2, "ws"), ws_tile(64, 2, "ws")};
         if (padded == 192 && p.seqlen_k >= 2048) return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
-        if (padded == 64 && p.seqlen_k >= (p.causal ? 16384 : 4096))
-            return {ws_tile(192, 3, "ws"), ws_tile(128, 3, "ws")};
         if (padded <= 128) return {ws_tile(128, 3, "ws"), ws_tile(64, 3, "ws")};
         return {ws_tile(64, 3, "ws"), ws_tile(64, 2, "ws")};
     }
@@ -83,12 +89,12 @@ public:
 
     std::string source_name() const override { return "attention_f16_ws.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <T, B_c, d, stages, causal[, mods]>: B_r is 128.
-        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}{}>", kernel_element_type(s.dtype),
-                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
+        // <T, B_r, B_c, d, stages, causal[, mods]>.
+        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}{}>", kernel_element_type(s.dtype),
+                            s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
-        return ws_layout::smem_bytes(s.tile.block_n, s.head_dim, s.tile.stages);
+        return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages);
     }
 
     // A kernel that may loop over tiles (ws_layout::persistent) takes a 1-d grid: for short rows one block per SM (or
@@ -101,7 +107,8 @@ public:
             return plan;
         const long long tiles = 1ll * plan.launches[0].grid[0] * a.heads_q * a.batch;
         FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
-                       "at most 2^31 - 1 query tiles of 128 rows over batch x heads_q", std::to_string(tiles));
+                       fmt::format("at most 2^31 - 1 query tiles of {} rows over batch x heads_q", spec.tile.block_m),
+                       std::to_string(tiles));
         KernelLaunch& l = plan.launches[0];
         const long long blocks = ws_layout::loops_over_tiles(a.seqlen_k) ? std::max(device.multiprocessors, 1) : tiles;
         l.grid[0] = static_cast<unsigned>(std::min(tiles, blocks));

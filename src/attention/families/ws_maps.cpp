@@ -71,7 +71,7 @@ void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const
     const int batch = spec.varlen ? 1 : a.batch;
     const int rows_q = spec.varlen ? a.total_q : a.seqlen_q, rows_k = spec.varlen ? a.total_k : a.seqlen_k;
     const CUtensorMap q = encode_tensor_map_16bit(
-        ws_tensor_desc(a.q, a.q_strides, batch, a.heads_q, rows_q, a.head_dim, ws_layout::kBlockM));
+        ws_tensor_desc(a.q, a.q_strides, batch, a.heads_q, rows_q, a.head_dim, spec.tile.block_m));
     if (ws_layout::kv_row_groups(spec.paged, a.head_dim)) {
         const PagedRowGroupDescs kv = paged_row_group_descs(a, block_n);
         AttentionParams with_maps = params;
