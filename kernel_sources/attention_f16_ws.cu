@@ -418,6 +418,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
                     [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max);
             }
+            // O's rescale for key tile it - 1 comes after the wait for its P V, or, at head dims padded to 256, in the
+            // next step before the turn (measured faster there, slower at d 96 and 128: bench/NOTES.md, "O's rescale
+            // before the turn").
+            constexpr bool kRescaleBeforeTurn = kHeadDimP == 256;
             // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S while P
             // V computes. Every wgmma is issued on every call (no wgmma under a condition: ptxas would serialize them
             // all).
@@ -427,6 +431,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
                 mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 float acc_s[kNTilesS][4];
+                if (kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);
                 take_turn();
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
                 issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns>(acc_o, p_frag, sV + sp * kKVBytes);
@@ -446,7 +451,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 hold_o<kPvColumns>(acc_o);
                 release(v_empty(sp));
                 pack_probabilities<kBf16>(acc_s, p_frag);
-                if (!no_max) rescale_o<kPvColumns>(acc_o, alpha);
+                if (!kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);
             };
             // Masked and unmasked tiles run in loops of their own: a branch on the mask between the waits for S and
             // for P V makes ptxas wait for P V before the softmax, which then no longer overlaps it (bench/NOTES.md,
@@ -464,6 +469,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // P V of the last key tile.
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
+            if (kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);  // one key tile: O 0, alpha finite
             take_turn();
             issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns>(acc_o, p_frag, sV + sp * kKVBytes);
             // None after the last warpgroup's last turn: nobody would wait for it. Every tile of a persistent block has
