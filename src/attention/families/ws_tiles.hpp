@@ -18,8 +18,7 @@ inline TileConfig ws_tile(int block_n, int stages, const std::string& variant, i
 // Whether `t` has the kernel's shape and fits shared memory and registers at head_dim (the variant is the family's to
 // check).
 inline bool ws_tile_fits(int head_dim, const TileConfig& t) {
-    return ws_layout::legal_rows(t.block_m) && t.warps == ws_layout::threads(t.block_m) / 32 &&
-           ws_layout::legal(t.block_m, t.block_n, head_dim, t.stages);
+    return t.warps == ws_layout::threads(t.block_m) / 32 && ws_layout::legal(t.block_m, t.block_n, head_dim, t.stages);
 }
 // 64 to 192 keys per step, a 2- to 4-deep ring, where shared memory and registers allow, for each of `rows`.
 inline std::vector<TileConfig> ws_sweep_tiles(int head_dim, const std::string& variant,
