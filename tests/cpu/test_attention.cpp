@@ -397,7 +397,11 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 2048, 2048}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 512, 512}) == TileConfig{128, 80, 12, 2, "ws"});
-    CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{192, 96, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 88, true, 8192, 8192}) == TileConfig{192, 96, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 96, false, 512, 512}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 96, true, 4096, 4096}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 80, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 32, false, 16384, 16384}) == TileConfig{128, 128, 4, 2});
     CHECK(default_tile_config(80, {DType::bf16, 128, false, 16384, 16384}) == TileConfig{128, 64, 4, 2});
     CHECK(default_tile_config(100, {DType::bf16, 256, false, 16384, 16384}) == TileConfig{64, 64, 4, 1});
@@ -557,6 +561,8 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     for (int d : {40, 64, 96, 128, 160, 192, 256})
         for (bool causal : {false, true})
             specs.push_back({DType::bf16, d, causal, {128, d <= 128 ? 128 : 64, 12, 2, "ws"}});
+    // Three consumer warpgroups at d 96 under the causal mask (the default from 8k keys).
+    specs.push_back({DType::bf16, 96, true, {192, 96, 16, 3, "ws"}});
     // Its key tiles that are not a power of two: one S instruction of 80 / 96 / 112 keys; d 224's default.
     for (bool causal : {false, true}) specs.push_back({DType::bf16, 224, causal, {128, 80, 12, 2, "ws"}});
     for (bool causal : {false, true})

@@ -76,10 +76,16 @@ public:
     // and under it from 2k keys (d 64, N 512 / 2k / 16k, full: 372 / 498 / 552 against 341 / 426 / 453 with 128 rows
     // and 317 / 434 / 483 with 128 rows and 192 keys; causal: 177 / 361 / 526 against 190 / 344 / 466 and
     // 167 / 336 / 495).
+    // d 88-96: 192 rows and 96 keys in 3 stages without the causal mask from 2k keys, under it from 8k (d 96, N 512 /
+    // 2k / 4k / 16k, full: 355 / 568 / 607 / 644 against 402 / 539 / 556 / 525 with 128 x 128; causal: 219 / 438 /
+    // 514 / 598 against 235 / 437 / 516 / 579; fp16 at 4k / 16k: 589 / 581 against 541 / 520 full; d 88 at 4k:
+    // 539 / 453 against 472 / 427).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
         if (padded == 64 && (!p.causal || p.seqlen_k >= 2048))
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
+        if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= (p.causal ? 8192 : 2048))
+            return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) return {ws_tile(80, 2, "ws"), ws_tile(64, 2, "ws")};
         if (padded == 192 && p.seqlen_k >= 2048) return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
         if (padded <= 128) return {ws_tile(128, 3, "ws"), ws_tile(64, 3, "ws")};
