@@ -484,7 +484,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         // ---- epilogue: O / l and LSE; rows past seqlen_q are not stored, a row without keys gets O = 0 and
         // LSE = -inf. A block with one tile stages O in its warps' own Q rows (read only by their warpgroup's
         // completed wgmmas) for 16-byte stores; a looping block's shared memory already holds the next tile's Q, so
-        // O goes straight from the registers.
+        // O goes straight from the registers, 16 bytes a lane after a quad transpose (tile::store_o_row).
         if constexpr (kSplit) {  // O / LSE, or the split's fp32 part, per packed row
             blk.template store_rows<T, kHeadDim>(p, acc_o, m_i, l_i, warp_row0, g, t, kNegInf);
             return;
@@ -500,10 +500,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             for (int h = 0; h < 2; ++h) {
                 const RowTotals rt = row_totals(l_i[h]);
                 const int row = m0 + warp_row0 + h * 8 + g;
-                if (row < seqlen_q()) {
-                    store_o_row<kBf16, kHeadDim>(bc.o + row * p.o_row_stride + 2 * t, h, acc_o, rt.inv_l);
-                    if (bc.lse != nullptr && t == 0) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
-                }
+                store_o_row<kBf16, kHeadDim>(bc.o + row * p.o_row_stride, row < seqlen_q(), h, t, acc_o, rt.inv_l);
+                if (bc.lse != nullptr && t == 0 && row < seqlen_q()) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
             }
         } else {
             __syncwarp();

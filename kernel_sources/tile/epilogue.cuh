@@ -37,20 +37,52 @@ __device__ __forceinline__ void stage_o_row_sw128(unsigned o_stage, int h, int g
                                pack2<kBf16>(acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l));
 }
 
+// A quad's 4 x 4 transpose of 4-byte values: lane t of the quad holds x[k] = A[t][k] and ends with x[k] = A[k][t].
+// Two exchanges (lanes t ^ 2, then t ^ 1), each of two values: the off-diagonal 2 x 2 blocks swap, then each block
+// transposes in place. Every lane of the warp must call it.
+__device__ __forceinline__ void quad_transpose(unsigned (&x)[4], int t) {
+    const bool hi = (t & 2) != 0;
+    unsigned a = hi ? x[0] : x[2], b = hi ? x[1] : x[3];
+    a = __shfl_xor_sync(0xffffffffu, a, 2);
+    b = __shfl_xor_sync(0xffffffffu, b, 2);
+    x[0] = hi ? a : x[0], x[1] = hi ? b : x[1], x[2] = hi ? x[2] : a, x[3] = hi ? x[3] : b;
+    const bool odd = (t & 1) != 0;
+    a = odd ? x[0] : x[1], b = odd ? x[2] : x[3];
+    a = __shfl_xor_sync(0xffffffffu, a, 1);
+    b = __shfl_xor_sync(0xffffffffu, b, 1);
+    x[0] = odd ? a : x[0], x[1] = odd ? x[1] : a, x[2] = odd ? b : x[2], x[3] = odd ? x[3] : b;
+}
+
 // Row g + 8h of a warp's O (acc_o[64-column block][n-tile][4]) times inv_l, straight to global memory at o_row (the
-// row's element 2t): 4-byte T pairs, each quad writing 16 contiguous bytes per n-tile; the first kColumns columns (a
-// multiple of 8: padding columns are not stored). For kernels whose shared memory is already taken by the next tile.
+// row's element 0), if `write`; the first kColumns columns (a multiple of 8: padding columns are not stored). The
+// accumulator gives lane t of a quad the T pair at 8 nt + 2t of every n-tile nt; a quad transpose over four n-tiles
+// gives lane t all eight columns of n-tile 4j + t, one 16-byte store (each warp instruction then fills 8 rows x 64
+// contiguous bytes; 4-byte pairs filled 8 x 16). Leftover n-tiles (fewer than four at the end) store 4-byte pairs.
+// For kernels whose shared memory is already taken by the next tile. Every lane of the warp must call it.
 template <bool kBf16, int kColumns, int kBlocks>
-__device__ __forceinline__ void store_o_row(unsigned short* o_row, int h, const float (&acc_o)[kBlocks][8][4],
-                                            float inv_l) {
+__device__ __forceinline__ void store_o_row(unsigned short* o_row, bool write, int h, int t,
+                                            const float (&acc_o)[kBlocks][8][4], float inv_l) {
     static_assert(kColumns % 8 == 0 && kColumns <= kBlocks * 64, "whole n-tiles of O");
 #pragma unroll
     for (int dc = 0; dc < kBlocks; ++dc)
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
-            if (dc * 64 + nt * 8 < kColumns)
-                *reinterpret_cast<unsigned*>(o_row + dc * 64 + nt * 8) =
-                    pack2<kBf16>(acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l);
+        for (int j = 0; j < 2; ++j) {
+            const int col0 = dc * 64 + j * 32;  // the four n-tiles' first column
+            if (col0 + 32 <= kColumns) {
+                unsigned x[4];
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    x[k] = pack2<kBf16>(acc_o[dc][4 * j + k][2 * h] * inv_l, acc_o[dc][4 * j + k][2 * h + 1] * inv_l);
+                quad_transpose(x, t);
+                if (write) ptx::st_global_v4(o_row + col0 + 8 * t, x);
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; ++k)
+                    if (col0 + 8 * k < kColumns && write)
+                        *reinterpret_cast<unsigned*>(o_row + col0 + 8 * k + 2 * t) =
+                            pack2<kBf16>(acc_o[dc][4 * j + k][2 * h] * inv_l, acc_o[dc][4 * j + k][2 * h + 1] * inv_l);
+            }
+        }
 }
 
 // LSE in natural log from the running max m (log2 units) and the row totals; -inf for a row that saw no key.
