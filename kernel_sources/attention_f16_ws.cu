@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // Whether the kernel may loop over tiles (ws_layout::persistent). It does when the host launches fewer blocks than
     // tiles (short rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
     constexpr bool kPersistent =
-        !kSplit && ws_layout::persistent(kCausal, kHeadDim, (kMods & mods::kWindow) != 0 || kVarlen || kPaged);
+        !kSplit && ws_layout::persistent(kCausal, kHeadDim, kBlockN, (kMods & mods::kWindow) != 0 || kVarlen || kPaged);
     // This block's tiles: first, first + step, ... below end.
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;

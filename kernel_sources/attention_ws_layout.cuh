@@ -62,10 +62,12 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
 
 // Whether the kernel may loop over tiles (a 1-d grid, tile/coords.cuh's tile_at order) or takes one per block (grid:
 // query tiles x heads x batch): it may without the causal mask and without per-sequence keys (a sliding window, packed
-// sequences, a paged cache): tiles of equal cost, and each has keys; below d 192 (d 192: one tile per block measured
-// faster at every length; d 256: the loop's registers do not fit beside O's 128).
-FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim, bool per_sequence_keys = false) {
-    return !causal && !per_sequence_keys && padded_head_dim(head_dim) < 192;
+// sequences, a paged cache): tiles of equal cost, and each has keys; below d 192, and at d 136-192 with up to 64 keys
+// per step (the tile of short rows; at 112 keys d 192's loop spills). Not at d 200-256: the loop's registers do not
+// fit beside O's 128.
+FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim, int block_n, bool per_sequence_keys = false) {
+    const int padded = padded_head_dim(head_dim);
+    return !causal && !per_sequence_keys && (padded < 192 || (padded == 192 && block_n <= 64));
 }
 // Whether a kernel that may loop does (grid min(tiles, SMs)) rather than take one tile per block (a grid of every
 // tile, each block starting at its own key tile): looping pays for short rows, whose prologue and epilogue it hides

@@ -171,12 +171,15 @@ TEST_CASE("the warp-specialized plan loops over tiles for short rows without the
     // may loop, else (query tile, head, sequence); causal: one block per tile.
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
-    CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});  // d 192: never loops
+    CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});  // 64 keys: may loop
+    CHECK(grid(false, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // 112 keys: never loops
     CHECK(grid(false, 256, {128, 80, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // d 256: registers
     // Up to 2k keys the blocks loop: 2048 tiles over 132 blocks.
     a.seqlen_k = 2048;
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(false, 96, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 128
+    CHECK(grid(false, 160, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 192
+    CHECK(grid(false, 160, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
     a.batch = 1, a.heads_q = a.heads_kv = 2, a.seqlen_q = 300;  // fewer tiles than SMs: one block each
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{6, 1, 1});

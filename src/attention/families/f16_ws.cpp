@@ -109,7 +109,8 @@ public:
     // scheduler balances them).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
-        if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.mods.window || spec.varlen || spec.paged))
+        if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.tile.block_n,
+                                   spec.mods.window || spec.varlen || spec.paged))
             return plan;
         const long long tiles = 1ll * plan.launches[0].grid[0] * a.heads_q * a.batch;
         FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
