@@ -76,6 +76,9 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
         check_case({1, 2, 1, 150, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 4, 2, 400, 300, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 2, 1, 250, 330, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
+        // More tiles than SMs: blocks that loop, O in 16-byte stores from the registers (d 128; d 160 at 64 keys).
+        check_case({1, 140, 140, 100, 150, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 140, 70, 130, 90, 160, false, Layout::bhsd, {128, 64, 12, 3, "ws"}}, DType::f16, rng);
     }
 }
 
