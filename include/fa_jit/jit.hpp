@@ -124,6 +124,8 @@ public:
     void* get() const noexcept { return reinterpret_cast<void*>(ptr_); }
     std::size_t size() const noexcept { return bytes_; }
 
+    // Each returns once the device memory holds the bytes (host memory, for download): work on any stream, a
+    // non-blocking one included, sees them.
     void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
     void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
     void fill_bytes(unsigned char value);  // e.g. 0xFF poisons floats with NaN

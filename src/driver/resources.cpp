@@ -34,6 +34,7 @@ void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offse
     if (offset + bytes > bytes_)
         throw InvalidArgument("bytes", "at most " + std::to_string(bytes_ - offset), std::to_string(bytes));
     FA_JIT_CU(cuMemcpyHtoD, ptr_ + offset, host, bytes);
+    FA_JIT_CU(cuStreamSynchronize, nullptr);  // from pageable memory the copy may still be in flight
 }
 void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
     if (offset + bytes > bytes_)
@@ -41,7 +42,9 @@ void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) c
     FA_JIT_CU(cuMemcpyDtoH, host, ptr_ + offset, bytes);
 }
 void DeviceBuffer::fill_bytes(unsigned char value) {
-    if (bytes_) FA_JIT_CU(cuMemsetD8, ptr_, value, bytes_);
+    if (!bytes_) return;
+    FA_JIT_CU(cuMemsetD8, ptr_, value, bytes_);
+    FA_JIT_CU(cuStreamSynchronize, nullptr);  // the memset runs on the legacy stream, unordered with others
 }
 
 Stream::Stream() { FA_JIT_CU(cuStreamCreate, &s_, CU_STREAM_NON_BLOCKING); }
