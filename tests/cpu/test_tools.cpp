@@ -256,6 +256,30 @@ TEST_CASE("fa-jit-cache warmup compiles the chosen tile's variants, and the deco
     CHECK(contains(bad.err, "multiple of 8"));
 }
 
+TEST_CASE("fa-jit-cache warmup compiles each --seqlen class's default kernels", "[tools]") {
+    TempDir dir;
+    // d 64 under the causal mask on sm_90: below 2k keys f16-wgmma, from 2k the warp-specialized 192-row tile.
+    const fa_jit::TileConfig short_rows = fa_jit::default_tile_config(90, {fa_jit::DType::bf16, 64, true, 1024, 1024});
+    const fa_jit::TileConfig long_rows = fa_jit::default_tile_config(90, {fa_jit::DType::bf16, 64, true, 16384, 16384});
+    REQUIRE(short_rows.variant != long_rows.variant);
+    const ToolResult r = run_tool(
+        kCacheTool, "warmup --arch sm_90 --dtype bf16 --head-dim 64 --causal yes --seqlen 1k,16384 --json", dir.path());
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = parse_json(r);
+    CHECK(j["failed"] == 0);
+    std::set<std::string> prefill;
+    for (const auto& item : j["items"])
+        if (item["family"] == "f16-wgmma" || item["family"] == "f16-ws")
+            prefill.insert(item["config"].get<std::string>());
+    CHECK(prefill == std::set<std::string>{short_rows.to_string(), long_rows.to_string()});
+
+    for (const char* bad : {"--seqlen 0", "--seqlen 2x", "--seqlen ,"}) {
+        const ToolResult e = run_tool(kCacheTool, std::string("warmup --arch sm_90 --head-dim 64 ") + bad, dir.path());
+        CHECK(e.exit_code == 2);
+        CHECK(contains(e.err, "--seqlen"));
+    }
+}
+
 TEST_CASE("fa-jit-cache warmup --features compiles each named set of score modifiers", "[tools]") {
     TempDir dir;
     const ToolResult r =

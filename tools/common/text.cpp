@@ -6,6 +6,8 @@
 
 #include <cctype>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace fa_jit::tools {
 
@@ -34,6 +36,26 @@ std::vector<std::string> split_list(std::string_view text, char separator) {
         start = end + 1;
     }
     return items;
+}
+
+std::vector<int> parse_lengths(std::string_view text) {
+    std::vector<int> out;
+    for (const std::string& item : split_list(text)) {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+            v = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used + 1 == item.size() && (item.back() == 'k' || item.back() == 'K')) {
+            v *= 1024;
+            used = item.size();
+        }
+        if (used != item.size() || v <= 0 || v > (1 << 30)) throw std::invalid_argument(item);
+        out.push_back(static_cast<int>(v));
+    }
+    return out;
 }
 
 bool is_terminal(int fd) noexcept { return ::isatty(fd) == 1; }

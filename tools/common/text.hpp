@@ -15,6 +15,11 @@ std::string human_bytes(std::uint64_t bytes);
 // "a,b,,c" -> {"a", "b", "c"} (blanks around items trimmed, empty items dropped).
 std::vector<std::string> split_list(std::string_view text, char separator = ',');
 
+// "512,1k,16k" -> {512, 1024, 16384}: positive integers up to 2^30, each with an optional k (x 1024), as the papers'
+// plots name sequence lengths. Throws std::invalid_argument whose what() is the first item that is not one; an empty
+// list gives an empty vector (each tool words its own usage error).
+std::vector<int> parse_lengths(std::string_view text);
+
 // True when `fd` is a terminal: progress lines are redrawn in place only there.
 bool is_terminal(int fd) noexcept;
 

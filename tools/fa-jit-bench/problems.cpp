@@ -12,22 +12,10 @@ namespace {
 
 std::vector<int> parse_ints(const std::string& text, const char* option) {
     std::vector<int> out;
-    for (const std::string& item : tools::split_list(text)) {
-        std::size_t used = 0;
-        long long v = 0;
-        try {
-            v = std::stoll(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        // "1k", "16k": the sequence lengths of the papers' plots.
-        if (used + 1 == item.size() && (item.back() == 'k' || item.back() == 'K')) {
-            v *= 1024;
-            used = item.size();
-        }
-        if (used != item.size() || v <= 0 || v > (1 << 30))
-            throw UsageError(fmt::format("{} '{}': expected positive integers, e.g. 512,1k,2048", option, item));
-        out.push_back(static_cast<int>(v));
+    try {
+        out = tools::parse_lengths(text);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(fmt::format("{} '{}': expected positive integers, e.g. 512,1k,2048", option, e.what()));
     }
     if (out.empty()) throw UsageError(fmt::format("{}: expected at least one value", option));
     return out;

@@ -125,7 +125,7 @@ Command add_warmup(CLI::App& app) {
         sub,
         "Compiles attention kernels into the disk cache so that attention() never waits for NVRTC. Needs no\n"
         "GPU when --arch is given (e.g. at container-image build time). For each arch x dtype x head dim x\n"
-        "causal it compiles the tile config attention() picks by default for sequences of --seqlen, or every\n"
+        "causal it compiles the tile config attention() picks by default for sequences of each --seqlen, or every\n"
         "legal config with --all-configs; kernels already cached are skipped. fp16/bf16 kernels come in two\n"
         "variants, with row bounds checks and without (sequence lengths that are multiples of the tile):\n"
         "both are compiled. A progress line goes to stderr;\n"
@@ -140,7 +140,9 @@ Command add_warmup(CLI::App& app) {
     sub->add_option("--dtype", o->dtypes, "comma-separated element types: fp32, fp16, bf16")->capture_default_str();
     sub->add_option("--head-dim", o->head_dims, "comma-separated head dimensions")->capture_default_str();
     sub->add_option("--causal", o->causal, "which masks: both, yes or no")->capture_default_str();
-    sub->add_option("--seqlen", o->seqlen, "sequence length of the problem class the default config is chosen for")
+    sub->add_option("--seqlen", o->seqlens,
+                    "comma-separated sequence lengths (512,2k,...) the default configs are chosen for: the default "
+                    "tile, and on sm_90 the kernel, depends on the length class, so name each the deployment serves")
         ->capture_default_str();
     sub->add_option("--features", o->features,
                     "what the deployment's models use, one set per occurrence: comma-separated window, softcap, alibi "

@@ -14,7 +14,9 @@ struct WarmupOptions {
     std::string dtypes = "fp32,fp16,bf16";
     std::string head_dims = "64,128,256";
     std::string causal = "both";        // both | yes | no
-    int seqlen = 4096;                  // the problem class the default config is chosen for
+    // The sequence lengths (512,2k,...) whose problem classes the default configs are chosen for: the default tile,
+    // and on sm_90 even the kernel, depends on the length.
+    std::string seqlens = "4096";
     bool all_configs = false;           // every legal tile config instead of the default one
     // Feature sets a deployment uses, each of window, softcap, alibi (ScoreMods::parse) and varlen, or "none": every
     // kernel is compiled once per set.

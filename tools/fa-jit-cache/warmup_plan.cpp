@@ -113,7 +113,13 @@ bool family_for_plain(ProblemClass problem, int cc) {
 }
 
 std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vector<std::string>& archs) {
-    if (options.seqlen <= 0) throw UsageError(fmt::format("--seqlen {}: expected a positive length", options.seqlen));
+    std::vector<int> seqlens;
+    try {
+        seqlens = parse_lengths(options.seqlens);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(fmt::format("--seqlen '{}': expected positive lengths, e.g. 512,2k,16k", e.what()));
+    }
+    if (seqlens.empty()) throw UsageError("--seqlen: expected at least one length, e.g. 4096");
     const std::vector<DType> dtypes = parse_dtypes(options.dtypes);
     const std::vector<int> head_dims = parse_head_dims(options.head_dims);
     const std::vector<bool> causals = parse_causal(options.causal);
@@ -159,33 +165,33 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
                         fmt::format("no attention kernel for --dtype {} with --head-dim {}{}", fa_jit::to_string(dtype),
                                     d, dtype == DType::f32 ? "" : " (fp16/bf16 need a multiple of 8 up to 256)"));
                 for (bool causal : causals)
-                    // Prefill at --seqlen, and decode against a cache of --seqlen keys with 16, 32, 64 and 128 packed
-                    // query rows per KV head (one token; 4 tokens x groups of 8, 16 and 32): the decode families'
-                    // tiles differ by those rows only.
+                    // Prefill at each --seqlen, and decode against a cache of that many keys with 16, 32, 64 and 128
+                    // packed query rows per KV head (one token; 4 tokens x groups of 8, 16 and 32): the decode
+                    // families' tiles differ by those rows only.
                     for (const FeatureSet& features : feature_sets)
-                        for (ProblemClass problem : {ProblemClass{dtype, d, causal, options.seqlen, options.seqlen},
-                                                     ProblemClass{dtype, d, causal, 1, options.seqlen, 1},
-                                                     ProblemClass{dtype, d, causal, 4, options.seqlen, 8},
-                                                     ProblemClass{dtype, d, causal, 4, options.seqlen, 16},
-                                                     ProblemClass{dtype, d, causal, 4, options.seqlen, 32}}) {
-                            problem.mods = features.mods, problem.varlen = features.varlen;
-                            problem.paged = problem.seqused_k = features.paged;
-                            const int cc = arch_cc(arch);
-                            std::vector<AttentionKernelSpec> specs;
-                            TileConfig chosen;
-                            try {
-                                chosen = default_tile_config(cc, problem);
-                                specs = warmup_specs(problem, cc, options.all_configs);
-                            } catch (const InvalidArgument& e) {
-                                // Packed sequences or pages where no family reads them: nothing to warm.
-                                if ((problem.varlen || problem.paged) && family_for_plain(problem, cc)) continue;
-                                throw UsageError(fmt::format("--arch {}: {}", arch, e.what()));
+                        for (int n : seqlens)
+                            for (ProblemClass problem :
+                                 {ProblemClass{dtype, d, causal, n, n}, ProblemClass{dtype, d, causal, 1, n, 1},
+                                  ProblemClass{dtype, d, causal, 4, n, 8}, ProblemClass{dtype, d, causal, 4, n, 16},
+                                  ProblemClass{dtype, d, causal, 4, n, 32}}) {
+                                problem.mods = features.mods, problem.varlen = features.varlen;
+                                problem.paged = problem.seqused_k = features.paged;
+                                const int cc = arch_cc(arch);
+                                std::vector<AttentionKernelSpec> specs;
+                                TileConfig chosen;
+                                try {
+                                    chosen = default_tile_config(cc, problem);
+                                    specs = warmup_specs(problem, cc, options.all_configs);
+                                } catch (const InvalidArgument& e) {
+                                    // Packed sequences or pages where no family reads them: nothing to warm.
+                                    if ((problem.varlen || problem.paged) && family_for_plain(problem, cc)) continue;
+                                    throw UsageError(fmt::format("--arch {}: {}", arch, e.what()));
+                                }
+                                for (AttentionKernelSpec& spec : specs) {
+                                    const bool is_default = spec.tile == chosen;
+                                    add({arch, std::move(spec), is_default});
+                                }
                             }
-                            for (AttentionKernelSpec& spec : specs) {
-                                const bool is_default = spec.tile == chosen;
-                                add({arch, std::move(spec), is_default});
-                            }
-                        }
             }
     return items;
 }
