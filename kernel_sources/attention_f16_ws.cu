@@ -2,7 +2,7 @@
 // (src/attention/families/f16_ws.cpp) and, with kSplit, "decode-ws" (decode_ws.cpp).
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
-//             bool kVarlen = false, bool kPaged = false, bool kSplit = false>
+//             bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
 //                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
 //                                        k_map, const __grid_constant__ TensorMap v_map);
@@ -32,14 +32,19 @@
 //
 // kBlockM: 128 or 192 query rows, two or three consumer warpgroups (ws_layout::consumers).
 //
+// kTileLoop (under the causal mask, ws_layout::tile_loop): blocks loop over tiles in pairs of about equal cost (a
+// head's heaviest with its lightest, tile/coords.cuh tile_at); the host picks this variant for rows of up to 8k keys.
+//
 // Launch: block ws_layout::threads(kBlockM) threads (384 or 512), dynamic shared memory
-// ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages). Without the
-// causal mask or a window (and below d 192) a 1-d grid: block b works on tiles b, b + gridDim.x, ... in
-// tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2), looping over tiles for short
-// rows (grid min(tiles, SMs), ws_layout::loops_over_tiles), else one each. Otherwise one tile per block, grid
-// (ceil(seqlen_q / kBlockM), heads_q, batch); under the causal mask heavy tiles first (tile/coords.cuh, block_index):
-// tiles differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin
-// (bench/NOTES.md). Without the causal mask or a window, a block with one tile starts at its own key tile
+// ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages). Where the kernel may loop (ws_layout::persistent:
+// without a window, packed sequences or pages, below d 192 or at 64 keys; under the causal mask kTileLoop) a 1-d grid:
+// block b works on tiles b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x) and
+// 2 (b + gridDim.x) + 1, ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in
+// L2), looping over tiles for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles), else one
+// each. Otherwise one tile per block, grid (ceil(seqlen_q / kBlockM), heads_q, batch); under the causal mask heavy
+// tiles first (tile/coords.cuh, block_index): tiles differ in cost, and the hardware's block scheduler balances them
+// better than a fixed round-robin (bench/NOTES.md). Without the causal mask or a window, a block with one tile starts
+// at its own key tile
 // (tile::first_visit), so that the blocks running at once do not all read the same one. Maps
 // (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence, heads, batch),
 // innermost first, with its strides; boxes of 64 columns x kBlockM rows (Q) or kBlockN rows (K, V) with the 128-byte
@@ -85,7 +90,7 @@
 namespace fa_jit {
 
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
-          bool kVarlen = false, bool kPaged = false, bool kSplit = false>
+          bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false>
 __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     attention_fwd_f16_ws(const __grid_constant__ AttentionParams p, const __grid_constant__ TensorMap q_map,
                          const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map) {
@@ -131,15 +136,23 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // which saves the max, its shuffles and O's rescale (bench/NOTES.md, "Softcap without a running max").
     const bool no_max = kBf16 && ScoreMod<kMods>::kSoftcap && !ScoreMod<kMods>::kAlibi && p.softcap_no_max;
 
-    // Whether the kernel may loop over tiles (ws_layout::persistent). It does when the host launches fewer blocks than
-    // tiles (short rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
+    // Whether the kernel may loop over tiles (ws_layout::persistent; under the causal mask its kTileLoop variant). It
+    // does when the host launches fewer blocks than tiles (short rows, ws_layout::loops_over_tiles); with a block per
+    // tile each takes one.
     constexpr bool kPersistent =
-        !kSplit && ws_layout::persistent(kCausal, kHeadDim, kBlockN, (kMods & mods::kWindow) != 0 || kVarlen || kPaged);
-    // This block's tiles: first, first + step, ... below end.
+        !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
+                                         (kMods & mods::kWindow) != 0 || kVarlen || kPaged, kTileLoop);
+    static_assert(!kTileLoop || (kCausal && kPersistent), "kTileLoop: ws_layout::tile_loop");
+    // This block's tiles: its n-th is tile_of(n), while below end. Without the causal mask first + n * step. Under it
+    // tiles differ in cost (a head's last rows see the most keys), and a block with more than one takes them in pairs,
+    // 2 (first + k * step) and the tile after: tile_at puts each head's heaviest beside its lightest, its second
+    // heaviest beside its second lightest, ..., so that every pair costs about the same (bench/NOTES.md).
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
     const int end = kPersistent ? tile_count<kBlockM>(p) : 1;
-    const bool one_tile = !kPersistent || step >= end;
+    const bool paired = kCausal && kPersistent && end > step;
+    const bool one_tile = !kPersistent || (!paired && step >= end);
+    const auto tile_of = [&](int n) { return paired ? 2 * (first + (n >> 1) * step) + (n & 1) : first + n * step; };
     // One tile per block visiting every key (and a first visited tile without clean-up: the paged V tail): each query
     // tile starts at its own key tile (tile::first_visit; a looping block gains nothing from it, bench/NOTES.md).
     constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged && !kSplit;
@@ -155,7 +168,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         if constexpr (kSplit)
             return BlockIndex{blk.r0, 0, blk.batch, blk.head_kv};
         else
-            return kPersistent ? tile_at<kBlockM>(p, tile) : block_index<kBlockM, kCausal>(p);
+            return kPersistent ? tile_at<kBlockM, kCausal>(p, tile) : block_index<kBlockM, kCausal>(p);
     };
 
     const int warp = threadIdx.x / 32;
@@ -207,7 +220,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             tma::prefetch_map(v_map);
         }
         int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
-        for (int tile = first; tile < end; tile += step) {
+        for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
             const BlockIndex bi = block_at(tile);
             const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
             const int n_block_max = span.count();
@@ -293,8 +306,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto take_turn = [&] { warpgroup::sync(1 + wg, 256); };
     const auto pass_turn = [&] { warpgroup::arrive(1 + (wg + 1) % kConsumers, 256); };
     const bool last_wg = wg == kConsumers - 1;
+    bool turns_started = false;  // by the last warpgroup's first pass, before the block's first tile with keys
     int q_loads = 0, kv_loads = 0;
-    for (int tile = first; tile < end; tile += step) {
+    for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
         const BlockIndex bi = block_at(tile);
         const int m0 = bi.m0;
         const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
@@ -386,7 +400,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             }
             kv_loads += n_block_max;
         } else if (n_block_max > 0) {
-            if (last_wg && tile == first) pass_turn();  // warpgroup 0 goes first
+            if (last_wg && !turns_started) pass_turn();  // warpgroup 0 goes first
+            turns_started = true;
             unsigned p_frag[kNTilesS][2];               // P as T pairs: [nt][h] = columns (2t, 2t + 1) of row g + 8h
             float alpha[2];
             if constexpr (kSplit) {  // the packed rows of Q (several heads per token), then visible to wgmma
@@ -472,9 +487,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             if (kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);  // one key tile: O 0, alpha finite
             take_turn();
             issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns>(acc_o, p_frag, sV + sp * kKVBytes);
-            // None after the last warpgroup's last turn: nobody would wait for it. Every tile of a persistent block has
-            // keys (without the causal mask all see the same keys), and a causal block has one tile.
-            if (!last_wg || tile + step < end) pass_turn();
+            // None after the last warpgroup's last turn: nobody would wait for it. Every tile of a round-robin block
+            // has keys (without the causal mask all see the same keys). A block with pairs of tiles cannot tell its
+            // last tile with keys (where Nq > Nk a head's first rows see none): warpgroup 0 takes the last pass when
+            // the tiles run out.
+            if (!last_wg || paired || tile_of(n + 1) < end) pass_turn();
             wgmma::wait<0>();
             hold_o<kPvColumns>(acc_o);
             release(v_empty(sp));
@@ -495,7 +512,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             bc.o += seq.q0 * p.o_row_stride;
             bc.lse = p.lse == nullptr ? nullptr : p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0;
         }
-        if (kPersistent && !one_tile) {
+        if (!one_tile) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const RowTotals rt = row_totals(l_i[h]);
@@ -518,6 +535,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                                                                       m0 + warp_row0, seqlen_q(), lane);
         }
     }
+    if (paired && wg == 0 && turns_started) take_turn();  // the last warpgroup's last pass
 }
 
 }  // namespace fa_jit

@@ -61,19 +61,34 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
 }
 
 // Whether the kernel may loop over tiles (a 1-d grid, tile/coords.cuh's tile_at order) or takes one per block (grid:
-// query tiles x heads x batch): it may without the causal mask and without per-sequence keys (a sliding window, packed
-// sequences, a paged cache): tiles of equal cost, and each has keys; below d 192, and at d 136-192 with up to 64 keys
-// per step (the tile of short rows; at 112 keys d 192's loop spills). Not at d 200-256: the loop's registers do not
-// fit beside O's 128.
-FA_JIT_HOST_DEVICE constexpr bool persistent(bool causal, int head_dim, int block_n, bool per_sequence_keys = false) {
+// query tiles x heads x batch): it may without per-sequence keys (a sliding window, packed sequences, a paged cache),
+// below d 192, and at d 136-192 with up to 64 keys per step (the tile of short rows; at 112 keys d 192's loop spills).
+// Not at d 200-256: the loop's registers do not fit beside O's 128. Without the causal mask every tile costs the same
+// and a block takes every gridDim.x-th. Under it only the tile_loop variant loops, its blocks taking pairs of tiles of
+// about equal cost (tile/coords.cuh, tile_at).
+FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_dim, int block_n,
+                                             bool per_sequence_keys = false, bool tile_loop = false) {
     const int padded = padded_head_dim(head_dim);
-    return !causal && !per_sequence_keys && (padded < 192 || (padded == 192 && block_n <= 64));
+    return !per_sequence_keys && (padded < 192 || (padded == 192 && block_n <= 64)) &&
+           (!causal || (tile_loop && block_m == 128));
+}
+// Whether a causal kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop, taken for rows
+// of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a loop compiled in ran 1-2 % slower). 128
+// rows only: with 192 ptxas spills (d 64's 192 x 128 12 bytes, d 96's 192 x 96 68).
+FA_JIT_HOST_DEVICE constexpr bool tile_loop(int block_m, bool causal, int head_dim, int block_n,
+                                            bool per_sequence_keys) {
+    return causal && persistent(block_m, causal, head_dim, block_n, per_sequence_keys, true);
 }
 // Whether a kernel that may loop does (grid min(tiles, SMs)) rather than take one tile per block (a grid of every
 // tile, each block starting at its own key tile): looping pays for short rows, whose prologue and epilogue it hides
 // under the next tile's loads; from 4k keys one tile per block is faster (bench/NOTES.md).
 FA_JIT_HOST_DEVICE constexpr bool loops_over_tiles(int seqlen_k) {
     return seqlen_k <= 2048;
+}
+// The same under the causal mask, where blocks loop over pairs of tiles of about equal cost (tile_loop): it pays up to
+// 8k keys (d 128, N 4k / 8k: 643 / 686 TFLOP/s against 605 / 659 with one tile per block; at 16k 699-701 against 710).
+FA_JIT_HOST_DEVICE constexpr bool loops_over_causal_tiles(int seqlen_k) {
+    return seqlen_k <= 8192;
 }
 
 }  // namespace fa_jit::ws_layout

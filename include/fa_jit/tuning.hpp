@@ -115,6 +115,9 @@ struct FA_JIT_API AttentionKernelSpec {
     ScoreMods mods = {};  // score modifiers compiled in (the kMods template argument)
     bool varlen = false;  // reads cu_seqlens (the kVarlen template argument)
     bool paged = false;   // reads K / V through a block table (the kPaged template argument)
+    // Blocks loop over tiles (families that have such a variant, for the lengths it serves: the warp-specialized
+    // family under the causal mask, up to 8k keys); longer rows' kernel carries none of the loop.
+    bool tile_loop = false;
 
     std::string family() const;           // e.g. "f16-wgmma"; throws InvalidArgument when no family owns the tile
     std::string source_name() const;      // the kernel_sources/ file
@@ -124,7 +127,7 @@ struct FA_JIT_API AttentionKernelSpec {
     bool operator==(const AttentionKernelSpec& o) const noexcept {
         return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile &&
                even_mn == o.even_mn && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen &&
-               paged == o.paged;
+               paged == o.paged && tile_loop == o.tile_loop;
     }
 };
 

@@ -40,19 +40,23 @@ __device__ __forceinline__ BlockIndex block_index(const AttentionParams& p) {
     return {m_block * kBlockM, head, batch, head_kv};
 }
 
-// Persistent kernels (without the causal mask, where every tile costs the same): block b takes tiles b, b + gridDim.x,
-// ... numbered query tile fastest, then head, then batch (tile_at), so that the blocks running at once work on one
-// head's K / V (and its GQA group's) while it sits in L2.
+// Persistent kernels: block b takes tiles b, b + gridDim.x, ... (under the causal mask pairs of tiles: 2b and 2b + 1,
+// ...), numbered query tile fastest, then head, then batch (tile_at), so that the blocks running at once work on one
+// head's K / V (and its GQA group's) while it sits in L2. Under the causal mask a head's tiles come heaviest, lightest,
+// second heaviest, second lightest, ... (its last rows see the most keys): tiles 2i and 2i + 1 of a head together
+// visit about the same keys whatever i.
 template <int kBlockM>
 __device__ __forceinline__ int tile_count(const AttentionParams& p) {
     return (p.seqlen_q + kBlockM - 1) / kBlockM * p.heads_q * p.batch;  // the host keeps this below 2^31
 }
-template <int kBlockM>
+template <int kBlockM, bool kCausal = false>
 __device__ __forceinline__ BlockIndex tile_at(const AttentionParams& p, int tile) {
     const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
     const int head_batch = tile / m_blocks;
     const int head = head_batch % p.heads_q;
-    return {tile % m_blocks * kBlockM, head, head_batch / p.heads_q, head / p.group_size};
+    const int i = tile % m_blocks;
+    const int m_block = !kCausal ? i : (i & 1) ? i / 2 : m_blocks - 1 - i / 2;
+    return {m_block * kBlockM, head, head_batch / p.heads_q, head / p.group_size};
 }
 
 template <typename E>  // E: the element storage type (float, or unsigned short for fp16 / bf16 bits)

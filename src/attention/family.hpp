@@ -95,6 +95,9 @@ public:
     virtual std::string source_name() const = 0;
     // The name expressions of the kernels a specialization launches; the first is the main one.
     virtual std::vector<std::string> kernels(const AttentionKernelSpec& spec) const = 0;
+    // Whether `spec` (every field but tile_loop set) takes the variant whose blocks loop over tiles for rows of
+    // `seqlen_k` keys (AttentionKernelSpec::tile_loop). Default: no such variant.
+    virtual bool tile_loop(const AttentionKernelSpec& /*spec*/, int /*seqlen_k*/) const { return false; }
     virtual int threads(const AttentionKernelSpec& spec) const { return spec.tile.warps * 32; }
     virtual std::size_t shared_bytes(const AttentionKernelSpec& spec) const = 0;
     // The launches of one call on `device`. Default: the main kernel over (query tiles, heads_q, batch), no

@@ -58,6 +58,7 @@ AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& til
     // Packed sequences and paged caches have lengths of their own: bounds-checked.
     spec.even_mn = owner(tile)->has_even_variant() && !spec.varlen && !spec.paged &&
                    tile_alignment(a.seqlen_q) % tile.block_m == 0 && tile_alignment(a.seqlen_k) % tile.block_n == 0;
+    spec.tile_loop = owner(tile)->tile_loop(spec, a.seqlen_k);  // one per length bucket, as the kernel table keys
     return spec;
 }
 
@@ -87,8 +88,10 @@ std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int c
         // The bounds-checked kernel, and the one for lengths that are multiples of the tile where there is one.
         for (bool even : {false, true}) {
             if (even && (!owner(tile)->has_even_variant() || problem.varlen || problem.paged)) continue;
-            specs.push_back({problem.dtype, problem.head_dim, problem.causal, tile, even, problem.seqused_k,
-                             problem.mods, problem.varlen, problem.paged});
+            AttentionKernelSpec spec{problem.dtype,     problem.head_dim, problem.causal, tile,         even,
+                                     problem.seqused_k, problem.mods,     problem.varlen, problem.paged};
+            spec.tile_loop = owner(tile)->tile_loop(spec, problem.seqlen_k);
+            specs.push_back(spec);
         }
     }
     return specs;

@@ -386,7 +386,8 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 48, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, false, 16384, 16384}) == TileConfig{128, 112, 12, 2, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 192, true, 2048, 2048}) == TileConfig{128, 112, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 192, true, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 192, true, 2048, 2048}) == TileConfig{128, 64, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 160, false, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 160, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
@@ -455,6 +456,39 @@ TEST_CASE("fp16/bf16 drop bounds checks when every tile is full", "[attention][c
     a.dtype = DType::f32, a.seqlen_k = 384;  // the fp32 kernel has no such variant
     CHECK_FALSE(attention_spec(a, {128, 64, 4}).even_mn);
     CHECK_THROWS_WITH(attention_spec(a, {}), Catch::Contains("'tile'"));
+}
+
+TEST_CASE("short causal rows take the warp-specialized variant whose blocks loop over tiles", "[attention][config]") {
+    AttentionArgs a = valid_args();
+    a.dtype = DType::bf16, a.head_dim = 128, a.causal = true, a.seqlen_q = 1000, a.seqlen_k = 2048;
+    const TileConfig tile{128, 128, 12, 3, "ws"};
+    const AttentionKernelSpec loop = attention_spec(a, tile);
+    CHECK(loop.tile_loop);
+    CHECK(loop.name_expression() ==
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, true, 0, false, false, false, true>");
+    a.seqlen_k = 8192;
+    CHECK(attention_spec(a, tile).tile_loop);
+    a.seqlen_k = 8193;  // the next length bucket: one tile per block, without the loop
+    CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    CHECK(attention_spec(a, tile).name_expression() ==
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, true>");
+    a.seqlen_k = 512;
+    CHECK_FALSE(attention_spec(a, {192, 128, 16, 3, "ws"}).tile_loop);  // 192 rows: the loop spills
+    a.head_dim = 256;
+    CHECK_FALSE(attention_spec(a, {128, 80, 12, 2, "ws"}).tile_loop);  // d 256: registers
+    a.head_dim = 160;
+    CHECK(attention_spec(a, {128, 64, 12, 3, "ws"}).tile_loop);
+    CHECK_FALSE(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);  // 112 keys at padded 192: registers
+    a.head_dim = 128, a.window_left = 64;  // a window: keys per sequence, one tile per block
+    CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    a.window_left = -1, a.causal = false;  // without the mask every kernel may loop: no variant
+    CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    // Warm-up names the same specialization for the length class.
+    const std::vector<AttentionKernelSpec> warm = warmup_specs({DType::bf16, 128, true, 1000, 2048}, 90, false);
+    REQUIRE(warm.size() == 1);
+    CHECK(warm[0].tile_loop);
+    CHECK(warmup_specs({DType::bf16, 128, true, 4096, 4096}, 90, false).at(0).tile_loop);
+    CHECK_FALSE(warmup_specs({DType::bf16, 128, true, 16384, 16384}, 90, false).at(0).tile_loop);
 }
 
 TEST_CASE("tile configurations print and parse both ways", "[attention][config]") {
@@ -561,6 +595,15 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     for (int d : {40, 64, 96, 128, 160, 192, 256})
         for (bool causal : {false, true})
             specs.push_back({DType::bf16, d, causal, {128, d <= 128 ? 128 : 64, 12, 2, "ws"}});
+    // Under the causal mask, short rows' variant whose blocks loop over pairs of tiles, with softcap and ALiBi too.
+    for (int d : {40, 64, 96, 128, 160, 192}) {
+        AttentionKernelSpec looping{DType::bf16, d, true, {128, d <= 128 ? 128 : 64, 12, 3, "ws"}};
+        looping.tile_loop = true;
+        specs.push_back(looping);
+        if (d != 128) continue;
+        looping.mods = {false, true, true};
+        specs.push_back(looping);
+    }
     // Three consumer warpgroups at d 96 under the causal mask (the default from 8k keys).
     specs.push_back({DType::bf16, 96, true, {192, 96, 16, 3, "ws"}});
     // Its key tiles that are not a power of two: one S instruction of 80 / 96 / 112 keys; d 224's default.

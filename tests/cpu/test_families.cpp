@@ -152,37 +152,51 @@ TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", 
     CHECK(plan.workspace_bytes == 0);
 }
 
-TEST_CASE("the warp-specialized plan loops over tiles for short rows without the causal mask, else one block per tile",
-          "[families]") {
+TEST_CASE(
+    "the warp-specialized plan loops over tiles for short rows (under the causal mask in pairs), else one block per "
+    "tile",
+    "[families]") {
     AttentionArgs a;
     a.dtype = DType::bf16, a.batch = 4, a.heads_q = 16, a.heads_kv = 4, a.seqlen_q = 4000, a.seqlen_k = 4096;
     a.head_dim = 128;
     const DeviceInfo h200 = hopper_device();
     const auto family = family_owning({128, 128, 12, 3, "ws"});
     REQUIRE(family);
+    // The grid; no plan needs a workspace.
     const auto grid = [&](bool causal, int d, const TileConfig& tile) {
-        const LaunchPlan plan = family->plan({a.dtype, d, causal, tile}, a, h200);
+        AttentionKernelSpec spec{a.dtype, d, causal, tile};
+        spec.tile_loop = family->tile_loop(spec, a.seqlen_k);
+        const LaunchPlan plan = family->plan(spec, a, h200);
         REQUIRE(plan.count == 1);
         CHECK(plan.workspace_bytes == 0);
-        CHECK(plan.launches[0].block == 384);
+        CHECK(plan.launches[0].block == 32u * tile.warps);
         return std::vector<unsigned>(plan.launches[0].grid, plan.launches[0].grid + 3);
     };
     // 32 query tiles x 16 heads x 4 sequences = 2048 tiles. 4k keys: one block per tile, a 1-d grid where the kernel
-    // may loop, else (query tile, head, sequence); causal: one block per tile.
+    // may loop, else (query tile, head, sequence); causal: pairs of tiles up to 8k keys.
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});
-    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
+    CHECK(grid(true, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});   // 112 keys: never loops
     CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});  // 64 keys: may loop
     CHECK(grid(false, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // 112 keys: never loops
     CHECK(grid(false, 256, {128, 80, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // d 256: registers
+    a.seqlen_k = 16384;  // past 8k keys causal blocks take one tile each
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
     // Up to 2k keys the blocks loop: 2048 tiles over 132 blocks.
     a.seqlen_k = 2048;
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(false, 96, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 128
     CHECK(grid(false, 160, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 192
     CHECK(grid(false, 160, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
-    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // pairs of tiles
+    CHECK(grid(true, 160, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
+    CHECK(grid(true, 64, {192, 128, 16, 3, "ws"}) == std::vector<unsigned>{21, 16, 4});  // 192 rows: registers
     a.batch = 1, a.heads_q = a.heads_kv = 2, a.seqlen_q = 300;  // fewer tiles than SMs: one block each
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{6, 1, 1});
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{6, 1, 1});  // the looping variant
+    a.heads_q = a.heads_kv = 60;  // 180 tiles: under the causal mask 90 blocks take a pair each
+    CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{90, 1, 1});
     // Tiles are numbered in an int on the device.
     a.batch = 1 << 16, a.heads_q = a.heads_kv = 256, a.seqlen_q = 1 << 16;
     CHECK_THROWS_WITH(family->plan({a.dtype, 128, false, {128, 128, 12, 3, "ws"}}, a, h200),

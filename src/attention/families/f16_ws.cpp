@@ -71,7 +71,8 @@ public:
     // at 16k against 626 / 505 with 64 keys; d 224, B 4, N 4k: 7 / 5 % over 64 keys); padded to 192 (d 136-192): 112
     // keys, 2 stages from 2k keys (K released after S; d 192: 770 / 756 at 16k and 535 / 663 at 2k against 682 / 670
     // and 501 / 618 with 64 keys and 3 stages, at 512 keys 289 / 462 against 303 / 461; d 160, B 4, N 4k: 9 / 9 %),
-    // else 64 keys in 3 stages.
+    // else 64 keys in 3 stages; under the causal mask up to 4k keys, whose blocks loop over pairs of tiles there
+    // (d 160 / 192, N 2k: 530 / 567 against 514 / 551 with 112 keys; at 4k 592 / 638 against 603 / 648).
     // Padded to 64 (d 40-64): 192 rows (three consumer warpgroups) and 128 keys in 3 stages, without the causal mask
     // and under it from 2k keys (d 64, N 512 / 2k / 16k, full: 372 / 498 / 552 against 341 / 426 / 453 with 128 rows
     // and 317 / 434 / 483 with 128 rows and 192 keys; causal: 177 / 361 / 526 against 190 / 344 / 466 and
@@ -87,7 +88,8 @@ public:
         if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= (p.causal ? 8192 : 2048))
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) return {ws_tile(80, 2, "ws"), ws_tile(64, 2, "ws")};
-        if (padded == 192 && p.seqlen_k >= 2048) return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
+        if (padded == 192 && p.seqlen_k >= (p.causal ? 4096 : 2048))
+            return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
         if (padded <= 128) return {ws_tile(128, 3, "ws"), ws_tile(64, 3, "ws")};
         return {ws_tile(64, 3, "ws"), ws_tile(64, 2, "ws")};
     }
@@ -95,30 +97,47 @@ public:
 
     std::string source_name() const override { return "attention_f16_ws.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <T, B_r, B_c, d, stages, causal[, mods]>.
-        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}{}>", kernel_element_type(s.dtype),
-                            s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
+        // <T, B_r, B_c, d, stages, causal[, mods]>; the looping variant spells every argument up to kTileLoop.
+        const char* type = kernel_element_type(s.dtype);
+        if (s.tile_loop)
+            return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, {}, false, false, false, true>",
+                                type, s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal,
+                                s.mods.bits())};
+        return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}{}>", type, s.tile.block_m,
+                            s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
+    }
+    // Under the causal mask rows of up to 8k keys take the variant whose blocks loop (ws_layout::tile_loop,
+    // loops_over_causal_tiles).
+    bool tile_loop(const AttentionKernelSpec& s, int seqlen_k) const override {
+        return ws_layout::tile_loop(s.tile.block_m, s.causal, s.head_dim, s.tile.block_n,
+                                    s.mods.window || s.varlen || s.paged) &&
+               ws_layout::loops_over_causal_tiles(seqlen_k);
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages);
     }
 
     // A kernel that may loop over tiles (ws_layout::persistent) takes a 1-d grid: for short rows one block per SM (or
-    // per tile, when fewer), each looping over tiles, else one block per tile (ws_layout::loops_over_tiles). Other
-    // kernels: one block per tile in (query tile, head, batch) (under the causal mask tiles differ in cost: the block
-    // scheduler balances them).
+    // per tile, when fewer), each looping over tiles, else one block per tile (ws_layout::loops_over_tiles). Under the
+    // causal mask only the looping variant does (AttentionKernelSpec::tile_loop, up to 8k keys), its blocks taking
+    // tiles in pairs: at most half as many blocks as tiles where there are more tiles than SMs. Other kernels: one
+    // block per tile in (query tile, head, batch).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
-        if (!ws_layout::persistent(spec.causal, spec.head_dim, spec.tile.block_n,
-                                   spec.mods.window || spec.varlen || spec.paged))
+        if (spec.causal ? !spec.tile_loop
+                        : !ws_layout::persistent(spec.tile.block_m, false, spec.head_dim, spec.tile.block_n,
+                                                 spec.mods.window || spec.varlen || spec.paged))
             return plan;
         const long long tiles = 1ll * plan.launches[0].grid[0] * a.heads_q * a.batch;
         FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
                        fmt::format("at most 2^31 - 1 query tiles of {} rows over batch x heads_q", spec.tile.block_m),
                        std::to_string(tiles));
+        const long long sms = std::max(device.multiprocessors, 1);
+        long long blocks = tiles;
+        if ((spec.causal || ws_layout::loops_over_tiles(a.seqlen_k)) && tiles > sms)
+            blocks = spec.causal ? std::min(sms, (tiles + 1) / 2) : sms;
         KernelLaunch& l = plan.launches[0];
-        const long long blocks = ws_layout::loops_over_tiles(a.seqlen_k) ? std::max(device.multiprocessors, 1) : tiles;
-        l.grid[0] = static_cast<unsigned>(std::min(tiles, blocks));
+        l.grid[0] = static_cast<unsigned>(blocks);
         l.grid[1] = l.grid[2] = 1;
         return plan;
     }
