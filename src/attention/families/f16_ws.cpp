@@ -68,18 +68,19 @@ public:
     // H200, bf16, TFLOP/s (bench/NOTES.md). d 128: 128 keys, 3 stages (16k: 677 full against 657 with 2 stages and 563
     // with 64 keys; 192 rows at 64 keys: 650 against 689);
     // Padded to 256 (d 200-256): 80 keys, 2 stages (the largest tile that fits: d 256 662 / 556 TFLOP/s causal / full
-    // at 16k against 626 / 505 with 64 keys; d 224, B 4, N 4k: 7 / 5 % over 64 keys); padded to 192 (d 136-192): 112
-    // keys, 2 stages from 2k keys (K released after S; d 192: 770 / 756 at 16k and 535 / 663 at 2k against 682 / 670
-    // and 501 / 618 with 64 keys and 3 stages, at 512 keys 289 / 462 against 303 / 461; d 160, B 4, N 4k: 9 / 9 %),
-    // else 64 keys in 3 stages; under the causal mask up to 4k keys, whose blocks loop over pairs of tiles there
-    // (d 160 / 192, N 2k: 530 / 567 against 514 / 551 with 112 keys; at 4k 592 / 638 against 603 / 648).
-    // Padded to 64 (d 40-64): 192 rows (three consumer warpgroups) and 128 keys in 3 stages, without the causal mask
-    // and under it from 2k keys (d 64, N 512 / 2k / 16k, full: 372 / 498 / 552 against 341 / 426 / 453 with 128 rows
-    // and 317 / 434 / 483 with 128 rows and 192 keys; causal: 177 / 361 / 526 against 190 / 344 / 466 and
-    // 167 / 336 / 495).
-    // d 88-96: 192 rows and 96 keys in 3 stages without the causal mask from 2k keys, under it from 8k (d 96, N 512 /
-    // 2k / 4k / 16k, full: 355 / 568 / 607 / 644 against 402 / 539 / 556 / 525 with 128 x 128; causal: 219 / 438 /
-    // 514 / 598 against 235 / 437 / 516 / 579; fp16 at 4k / 16k: 589 / 581 against 541 / 520 full; d 88 at 4k:
+    // at 16k against 626 / 505 with 64 keys; d 224, B 4, N 4k: 7 / 5 % over 64 keys); up to 512 keys 64 keys, which
+    // divide the row where 80 leave a partial tile (N 512, full / causal: d 256 497 / 327 against 478 / 311, d 224
+    // 461 / 303 against 453 / 295; at 1k full 80 keys lead, causal d 256 447 against 439 but d 224 417 against 426);
+    // padded to 192 (d 136-192): 112 keys, 2 stages from 2k keys (K released after S; d 192: 770 / 756 at 16k and 535 /
+    // 663 at 2k against 682 / 670 and 501 / 618 with 64 keys and 3 stages, at 512 keys 289 / 462 against 303 / 461; d
+    // 160, B 4, N 4k: 9 / 9 %), else 64 keys in 3 stages; under the causal mask up to 4k keys, whose blocks loop over
+    // pairs of tiles there (d 160 / 192, N 2k: 530 / 567 against 514 / 551 with 112 keys; at 4k 592 / 638 against 603 /
+    // 648). Padded to 64 (d 40-64): 192 rows (three consumer warpgroups) and 128 keys in 3 stages, without the causal
+    // mask and under it from 2k keys (d 64, N 512 / 2k / 16k, full: 372 / 498 / 552 against 341 / 426 / 453 with 128
+    // rows and 317 / 434 / 483 with 128 rows and 192 keys; causal: 177 / 361 / 526 against 190 / 344 / 466 and 167 /
+    // 336 / 495). d 88-96: 192 rows and 96 keys in 3 stages without the causal mask from 2k keys, under it from 8k (d
+    // 96, N 512 / 2k / 4k / 16k, full: 355 / 568 / 607 / 644 against 402 / 539 / 556 / 525 with 128 x 128; causal: 219
+    // / 438 / 514 / 598 against 235 / 437 / 516 / 579; fp16 at 4k / 16k: 589 / 581 against 541 / 520 full; d 88 at 4k:
     // 539 / 453 against 472 / 427).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
@@ -87,6 +88,7 @@ public:
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= (p.causal ? 8192 : 2048))
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
+        if (padded == 256 && p.seqlen_k <= 512) return {ws_tile(64, 2, "ws"), ws_tile(80, 2, "ws")};
         if (padded == 256) return {ws_tile(80, 2, "ws"), ws_tile(64, 2, "ws")};
         if (padded == 192 && p.seqlen_k >= (p.causal ? 4096 : 2048))
             return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
