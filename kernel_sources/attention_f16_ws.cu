@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // heaviest beside its second lightest, ..., so that every pair costs about the same (bench/NOTES.md).
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
-    const int end = kPersistent ? tile_count<kBlockM>(p) : 1;
+    const int end = kPersistent ? tile_count<kBlockM, kCausal>(p) : 1;
     const bool paired = kCausal && kPersistent && end > step;
     const bool one_tile = !kPersistent || (!paired && step >= end);
     const auto tile_of = [&](int n) { return paired ? 2 * (first + (n >> 1) * step) + (n & 1) : first + n * step; };
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
             const BlockIndex bi = block_at(tile);
             const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
-            const int n_block_max = span.count();
+            const int n_block_max = kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();  // tile_at's extra tile
             if (n_block_max == 0) continue;
             const int start = first_visit<kBlockM>(span, bi.m0, stagger);
             if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
@@ -313,7 +313,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         const int m0 = bi.m0;
         const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
         const KeySpan span = span_of(m0, mod);
-        const int n_block_max = span.count();
+        const int n_block_max = kTileLoop && m0 >= seqlen_q() ? 0 : span.count();  // tile_at's extra tile
         const int start = first_visit<kBlockM>(span, m0, stagger);  // visits: span.visit(it, start)
 
         float acc_o[kDBlocks][8][4];

@@ -70,11 +70,11 @@ FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_
                                              bool per_sequence_keys = false, bool tile_loop = false) {
     const int padded = padded_head_dim(head_dim);
     return !per_sequence_keys && (padded < 192 || (padded == 192 && block_n <= 64)) &&
-           (!causal || (tile_loop && block_m == 128));
+           (!causal || (tile_loop && (block_m == 128 || block_n == 64 || block_n == 96)));
 }
 // Whether a causal kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop, taken for rows
-// of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a loop compiled in ran 1-2 % slower). 128
-// rows only: with 192 ptxas spills (d 64's 192 x 128 12 bytes, d 96's 192 x 96 68).
+// of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a loop compiled in ran 1-2 % slower). 192
+// rows only at 64 or 96 keys: with 80 or 128 ptxas spills (d 88-96 192 x 80: 8 bytes, d 64 192 x 128: 4).
 FA_JIT_HOST_DEVICE constexpr bool tile_loop(int block_m, bool causal, int head_dim, int block_n,
                                             bool per_sequence_keys) {
     return causal && persistent(block_m, causal, head_dim, block_n, per_sequence_keys, true);

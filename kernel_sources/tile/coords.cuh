@@ -43,19 +43,30 @@ __device__ __forceinline__ BlockIndex block_index(const AttentionParams& p) {
 // Persistent kernels: block b takes tiles b, b + gridDim.x, ... (under the causal mask pairs of tiles: 2b and 2b + 1,
 // ...), numbered query tile fastest, then head, then batch (tile_at), so that the blocks running at once work on one
 // head's K / V (and its GQA group's) while it sits in L2. Under the causal mask a head's tiles come heaviest, lightest,
-// second heaviest, second lightest, ... (its last rows see the most keys): tiles 2i and 2i + 1 of a head together
-// visit about the same keys whatever i.
-template <int kBlockM>
+// second heaviest, second lightest, ... (its last rows see the most keys), so that tiles 2i and 2i + 1 of a head
+// together visit about the same keys whatever i. An odd number of query tiles per head gets one more, past the rows
+// (m0 >= seqlen_q: no work), after the heaviest, which then makes a pair alone: pairs never straddle two heads.
+template <int kBlockM, bool kCausal = false>
+__device__ __forceinline__ int tiles_per_head(const AttentionParams& p) {
+    const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
+    return kCausal ? m_blocks + (m_blocks & 1) : m_blocks;
+}
+template <int kBlockM, bool kCausal = false>
 __device__ __forceinline__ int tile_count(const AttentionParams& p) {
-    return (p.seqlen_q + kBlockM - 1) / kBlockM * p.heads_q * p.batch;  // the host keeps this below 2^31
+    return tiles_per_head<kBlockM, kCausal>(p) * p.heads_q * p.batch;  // the host keeps this below 2^31
 }
 template <int kBlockM, bool kCausal = false>
 __device__ __forceinline__ BlockIndex tile_at(const AttentionParams& p, int tile) {
-    const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
-    const int head_batch = tile / m_blocks;
+    const int per_head = tiles_per_head<kBlockM, kCausal>(p);
+    const int head_batch = tile / per_head;
     const int head = head_batch % p.heads_q;
-    const int i = tile % m_blocks;
-    const int m_block = !kCausal ? i : (i & 1) ? i / 2 : m_blocks - 1 - i / 2;
+    const int i = tile % per_head;
+    int m_block = i;
+    if constexpr (kCausal) {
+        const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM, odd = m_blocks & 1;
+        const int j = i - 2 * odd, even = m_blocks - odd;  // position and count among the paired tiles
+        m_block = odd && i < 2 ? m_blocks - 1 + i : (j & 1) ? j / 2 : even - 1 - j / 2;
+    }
     return {m_block * kBlockM, head, head_batch / p.heads_q, head / p.group_size};
 }
 

@@ -404,7 +404,8 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{192, 96, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 88, true, 8192, 8192}) == TileConfig{192, 96, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, false, 512, 512}) == TileConfig{128, 128, 12, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 96, true, 4096, 4096}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 96, true, 4096, 4096}) == TileConfig{192, 96, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 96, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 80, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 32, false, 16384, 16384}) == TileConfig{128, 128, 4, 2});
     CHECK(default_tile_config(80, {DType::bf16, 128, false, 16384, 16384}) == TileConfig{128, 64, 4, 2});
@@ -476,7 +477,9 @@ TEST_CASE("short causal rows take the warp-specialized variant whose blocks loop
     CHECK(attention_spec(a, tile).name_expression() ==
           "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, true>");
     a.seqlen_k = 512;
-    CHECK_FALSE(attention_spec(a, {192, 128, 16, 3, "ws"}).tile_loop);  // 192 rows: the loop spills
+    CHECK_FALSE(attention_spec(a, {192, 128, 16, 3, "ws"}).tile_loop);  // 192 rows at 128 keys: the loop spills
+    a.head_dim = 96;
+    CHECK(attention_spec(a, {192, 96, 16, 3, "ws"}).tile_loop);
     a.head_dim = 256;
     CHECK_FALSE(attention_spec(a, {128, 80, 12, 2, "ws"}).tile_loop);  // d 256: registers
     a.head_dim = 160;
@@ -607,8 +610,10 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
         looping.mods = {false, true, true};
         specs.push_back(looping);
     }
-    // Three consumer warpgroups at d 96 under the causal mask (the default from 8k keys).
+    // Three consumer warpgroups at d 96 under the causal mask (the default from 8k keys), and their looping variant.
     specs.push_back({DType::bf16, 96, true, {192, 96, 16, 3, "ws"}});
+    specs.push_back(specs.back());
+    specs.back().tile_loop = true;
     // Its key tiles that are not a power of two: one S instruction of 80 / 96 / 112 keys; d 224's default.
     for (bool causal : {false, true}) specs.push_back({DType::bf16, 224, causal, {128, 80, 12, 2, "ws"}});
     for (bool causal : {false, true})

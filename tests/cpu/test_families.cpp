@@ -193,10 +193,11 @@ TEST_CASE(
     CHECK(grid(true, 64, {192, 128, 16, 3, "ws"}) == std::vector<unsigned>{21, 16, 4});  // 192 rows: registers
     a.batch = 1, a.heads_q = a.heads_kv = 2, a.seqlen_q = 300;  // fewer tiles than SMs: one block each
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{6, 1, 1});
-    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{6, 1, 1});  // the looping variant
-    a.heads_q = a.heads_kv = 60;  // 180 tiles: under the causal mask 90 blocks take a pair each
+    // The looping variant: 3 query tiles per head, and a fourth without rows that keeps pairs within a head.
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{8, 1, 1});
+    a.heads_q = a.heads_kv = 60;  // 180 tiles (240 with the extra ones): under the causal mask 120 blocks of a pair
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
-    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{90, 1, 1});
+    CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{120, 1, 1});
     // Tiles are numbered in an int on the device.
     a.batch = 1 << 16, a.heads_q = a.heads_kv = 256, a.seqlen_q = 1 << 16;
     CHECK_THROWS_WITH(family->plan({a.dtype, 128, false, {128, 128, 12, 3, "ws"}}, a, h200),

@@ -171,13 +171,16 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
     check_case({2, 8, 2, 2200, 300, 96, false, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
     // Under the causal mask looping blocks take pairs of tiles, a head's heaviest with its lightest; Nq > Nk: tiles
-    // without keys, some a block's last; Nq < Nk; an odd number of tiles per head (pairs across heads) and fewer than
-    // two per SM (half as many blocks as tiles).
+    // without keys, some a block's last; Nq < Nk; an odd number of tiles per head (the heaviest paired with a tile
+    // without rows) and fewer than two per SM (half as many blocks as tiles); 192 rows at 96 keys, 12 and 11 tiles per
+    // head.
     check_case({2, 8, 2, 2200, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({1, 8, 8, 4200, 200, 64, true, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
     check_case({1, 140, 70, 130, 1500, 160, true, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({2, 8, 2, 2200, 1800, 96, true, Layout::padded, {128, 128, 12, 3, "ws"}}, DType::f16, rng);
     check_case({1, 60, 20, 300, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+    check_case({2, 8, 2, 2200, 1800, 96, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
+    check_case({1, 21, 21, 2000, 2000, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
     // Without the causal mask a block with one tile starts at its own key tile (tile::first_visit): several query
     // tiles over ragged keys put the tile that holds the last keys first, in the middle or last of a block's visits.
     // At each head dim's default tile; with more than 2k keys in a kernel that may loop (one block per tile, more

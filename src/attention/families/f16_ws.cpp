@@ -78,15 +78,16 @@ public:
     // 648). Padded to 64 (d 40-64): 192 rows (three consumer warpgroups) and 128 keys in 3 stages, without the causal
     // mask and under it from 2k keys (d 64, N 512 / 2k / 16k, full: 372 / 498 / 552 against 341 / 426 / 453 with 128
     // rows and 317 / 434 / 483 with 128 rows and 192 keys; causal: 177 / 361 / 526 against 190 / 344 / 466 and 167 /
-    // 336 / 495). d 88-96: 192 rows and 96 keys in 3 stages without the causal mask from 2k keys, under it from 8k (d
-    // 96, N 512 / 2k / 4k / 16k, full: 355 / 568 / 607 / 644 against 402 / 539 / 556 / 525 with 128 x 128; causal: 219
-    // / 438 / 514 / 598 against 235 / 437 / 516 / 579; fp16 at 4k / 16k: 589 / 581 against 541 / 520 full; d 88 at 4k:
-    // 539 / 453 against 472 / 427).
+    // 336 / 495). d 88-96: 192 rows and 96 keys in 3 stages from 2k keys (d 96, N 512 / 2k / 4k / 16k, full: 355 /
+    // 568 / 607 / 644 against 402 / 539 / 556 / 525 with 128 x 128; causal, one tile per block: 219 / 438 / 514 / 598
+    // against 235 / 437 / 516 / 579; fp16 at 4k / 16k: 589 / 581 against 541 / 520 full; d 88 at 4k: 539 / 453 against
+    // 472 / 427). Under the causal mask both loop over pairs of tiles up to 8k keys, where 192 rows lead from 2k (N 1k
+    // / 2k / 4k / 8k: 342 / 469 / 550 / 608 against 373 / 453 / 508 / 536).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
         if (padded == 64 && (!p.causal || p.seqlen_k >= 2048))
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
-        if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= (p.causal ? 8192 : 2048))
+        if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256 && p.seqlen_k <= 512) return {ws_tile(64, 2, "ws"), ws_tile(80, 2, "ws")};
         if (padded == 256) return {ws_tile(80, 2, "ws"), ws_tile(64, 2, "ws")};
@@ -130,7 +131,9 @@ public:
                         : !ws_layout::persistent(spec.tile.block_m, false, spec.head_dim, spec.tile.block_n,
                                                  spec.mods.window || spec.varlen || spec.paged))
             return plan;
-        const long long tiles = 1ll * plan.launches[0].grid[0] * a.heads_q * a.batch;
+        // Causal pairs: an odd number of query tiles per head gets one more, without rows (tile/coords.cuh).
+        const long long per_head = plan.launches[0].grid[0] + (spec.causal ? plan.launches[0].grid[0] % 2 : 0);
+        const long long tiles = per_head * a.heads_q * a.batch;
         FA_JIT_REQUIRE(tiles <= std::numeric_limits<int>::max(), "seqlen_q",
                        fmt::format("at most 2^31 - 1 query tiles of {} rows over batch x heads_q", spec.tile.block_m),
                        std::to_string(tiles));
