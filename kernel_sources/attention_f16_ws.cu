@@ -40,11 +40,11 @@
 // without a window, packed sequences or pages, below d 192 or at 64 keys; under the causal mask kTileLoop) a 1-d grid:
 // block b works on tiles b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x) and
 // 2 (b + gridDim.x) + 1, ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in
-// L2), looping over tiles for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles), else one
-// each. Otherwise one tile per block, grid (ceil(seqlen_q / kBlockM), heads_q, batch); under the causal mask heavy
-// tiles first (tile/coords.cuh, block_index): tiles differ in cost, and the hardware's block scheduler balances them
-// better than a fixed round-robin (bench/NOTES.md). Without the causal mask or a window, a block with one tile starts
-// at its own key tile
+// L2), looping over tiles for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles; under the causal mask
+// min(tiles / 2, SMs) where there are more tiles than SMs), else one each. Otherwise one tile per block, grid
+// (ceil(seqlen_q / kBlockM), heads_q, batch); under the causal mask heavy tiles first (tile/coords.cuh, block_index):
+// tiles differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin
+// (bench/NOTES.md). Without the causal mask or a window, a block with one tile starts at its own key tile
 // (tile::first_visit), so that the blocks running at once do not all read the same one. Maps
 // (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence, heads, batch),
 // innermost first, with its strides; boxes of 64 columns x kBlockM rows (Q) or kBlockN rows (K, V) with the 128-byte
@@ -489,8 +489,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns>(acc_o, p_frag, sV + sp * kKVBytes);
             // None after the last warpgroup's last turn: nobody would wait for it. Every tile of a round-robin block
             // has keys (without the causal mask all see the same keys). A block with pairs of tiles cannot tell its
-            // last tile with keys (where Nq > Nk a head's first rows see none): warpgroup 0 takes the last pass when
-            // the tiles run out.
+            // last tile with keys (where Nq > Nk a head's first rows see none, and tile_at's extra tiles have no rows):
+            // warpgroup 0 takes the last pass when the tiles run out.
             if (!last_wg || paired || tile_of(n + 1) < end) pass_turn();
             wgmma::wait<0>();
             hold_o<kPvColumns>(acc_o);
