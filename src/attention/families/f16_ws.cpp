@@ -127,9 +127,8 @@ public:
     // block per tile in (query tile, head, batch).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
-        if (spec.causal ? !spec.tile_loop
-                        : !ws_layout::persistent(spec.tile.block_m, false, spec.head_dim, spec.tile.block_n,
-                                                 spec.mods.window || spec.varlen || spec.paged))
+        if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n,
+                                   spec.mods.window || spec.varlen || spec.paged, spec.tile_loop))
             return plan;
         // Causal pairs: an odd number of query tiles per head gets one more, without rows (tile/coords.cuh).
         const long long per_head = plan.launches[0].grid[0] + (spec.causal ? plan.launches[0].grid[0] % 2 : 0);
@@ -140,7 +139,7 @@ public:
         const long long sms = std::max(device.multiprocessors, 1);
         long long blocks = tiles;
         if ((spec.causal || ws_layout::loops_over_tiles(a.seqlen_k)) && tiles > sms)
-            blocks = spec.causal ? std::min(sms, (tiles + 1) / 2) : sms;
+            blocks = spec.causal ? std::min(sms, tiles / 2) : sms;  // causal: an even count
         KernelLaunch& l = plan.launches[0];
         l.grid[0] = static_cast<unsigned>(blocks);
         l.grid[1] = l.grid[2] = 1;
