@@ -12,7 +12,8 @@
 // kSplit: split-KV decode with packed GQA rows (tile/split_block.cuh), for the decode problems that are compute-bound
 // on the other decode kernels (128 packed rows per KV head: MQA with 4 tokens). Grid (row tiles x num_splits,
 // heads_kv, batch); a block's 128 rows are packed (token, head) rows of one KV head, which the consumers gather into
-// shared memory themselves (q_map is not read); its keys are its split's run of tiles, rows past seqused_k masked
+// shared memory themselves (q_map is not read; the producer loads the first K / V stage, then waits on q_full for the
+// gathers to land before the rest of the ring); its keys are its split's run of tiles, rows past seqused_k masked
 // and zeroed in V (the preallocated cache may hold anything there); output as the decode kernels: O and LSE with
 // one split, the split's fp32 part and LSE otherwise. Score modifiers, packed sequences and a paged cache as below, per
 // packed row (tile/split_block.cuh: a packed sequence's rows are its tokens x the group).
@@ -196,7 +197,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     };
 
     if (threadIdx.x == 0) {
-        mbarrier::init(q_full, 1);
+        mbarrier::init(q_full, kSplit ? kConsumerWarps : 1);  // split-KV decode: the consumers' gathers landed
         mbarrier::init(q_empty, kConsumerWarps);
         for (int s = 0; s < kStages; ++s) {
             mbarrier::init(k_full(s), 1);
@@ -235,6 +236,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                                  q_full);
             }
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
+                // Split-KV decode: the first stage, then the rest once the consumers' Q gather has landed. Every block
+                // starts at once, and the gathers would otherwise wait behind the whole grid's ring of loads
+                // (bench/NOTES.md, "decode-ws: Q before the ring").
+                if (kSplit && it == 1) mbarrier::wait(q_full, 0);
                 const int s = kv_loads % kStages;
                 const int n0 = span.visit(it, start) * kBlockN;
                 if constexpr (kPaged) {  // lane i loads box i (page_box_rows() rows, or 8), from its page
@@ -379,6 +384,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             __syncwarp();
             if (lane == 0) mbarrier::arrive(empty);
         };
+        // Split-KV decode: the warp's part of the packed Q rows landed (or there is nothing to gather).
+        const auto release_q_gathered = [&] {
+            __syncwarp();
+            if (lane == 0) mbarrier::arrive(q_full);
+        };
         // The tile's last S has been computed: Q may take the next tile's rows.
         const auto release_q = [&] {
             if (lane == 0) mbarrier::arrive(q_empty);
@@ -390,7 +400,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             kPaged && warpgroup::any(kBarrierConsumers, kConsumerThreads,
                                      !pages_ok(p, bi.batch, seqlen_k(), threadIdx.x - 128, kConsumerThreads));
         if (bad_table && n_block_max > 0) {
-            mbarrier::wait(q_full, q_loads++ & 1u);
+            if constexpr (kSplit)  // nothing to gather: let the producer go on
+                release_q_gathered();
+            else
+                mbarrier::wait(q_full, q_loads++ & 1u);
             for (int it = 0; it < n_block_max; ++it) {
                 const int s = (kv_loads + it) % kStages, phase = ((kv_loads + it) / kStages) & 1;
                 mbarrier::wait(k_full(s), phase);
@@ -409,6 +422,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     sQ, p, threadIdx.x - 128);
                 ptx::cp_async_commit();
                 ptx::cp_async_wait<0>();
+                release_q_gathered();
                 wgmma::fence_proxy_async();
                 warpgroup::sync(kBarrierConsumers, kConsumerThreads);
             } else {
