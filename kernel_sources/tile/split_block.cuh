@@ -185,23 +185,39 @@ struct SplitBlock {
         return kVarlen ? static_cast<long long>(pr.head) * p.total_q + q0 + pr.token : out_row(p, pr);
     }
 
+    // Where tile row r's columns go: O (T) with one split, the split's fp32 part otherwise. Computed once per row:
+    // the stores of a row then differ by constant offsets (bench/NOTES.md, "decode-ws: the epilogue's addresses").
+    template <typename T>
+    __device__ __forceinline__ T* o_row(const AttentionParams& p, const PackedRow& pr) const {
+        return static_cast<T*>(p.o) + (kVarlen ? 0 : batch) * p.o_batch_stride + pr.head * p.o_head_stride +
+               (kVarlen ? q0 + pr.token : pr.token) * p.o_row_stride;
+    }
+    __device__ __forceinline__ float* partial_o_row(const AttentionParams& p, const PackedRow& pr) const {
+        return p.partial_o + partial_row(p, pr) * p.head_dim;
+    }
+
     // Columns [c, c + N) of tile row r, already divided by the row sum (N = 2 or 4; c a multiple of N): O in T with
     // one split (one 4- or 8-byte store for fp16 / bf16), the split's fp32 part otherwise.
     template <typename T, int N>
     __device__ __forceinline__ void store_o(const AttentionParams& p, int r, int c, const float (&x)[N]) const {
-        static_assert(N == 2 || N == 4, "2 or 4 columns");
         const PackedRow pr = unpack_row(r0 + r, group, head_kv);
-        if (p.num_splits == 1) {
-            T* dst = static_cast<T*>(p.o) + (kVarlen ? 0 : batch) * p.o_batch_stride + pr.head * p.o_head_stride +
-                     (kVarlen ? q0 + pr.token : pr.token) * p.o_row_stride + c;
-            static_assert(IsF16Type<T>::value, "decode outputs are fp16 / bf16");
+        if (p.num_splits == 1)
+            store_o_at<T, N>(o_row<T>(p, pr) + c, x);
+        else
+            store_o_at<float, N>(partial_o_row(p, pr) + c, x);
+    }
+    // N = 2 or 4 values at dst: packed to T pairs (fp16 / bf16 O), or as fp32 (a split's part).
+    template <typename T, int N>
+    __device__ __forceinline__ static void store_o_at(T* dst, const float (&x)[N]) {
+        static_assert(N == 2 || N == 4, "2 or 4 columns");
+        if constexpr (IsF16Type<T>::value) {
             constexpr bool kBf16 = IsBf16<T>::value;
             if constexpr (N == 4)
                 ptx::st_global_v2(dst, pack2<kBf16>(x[0], x[1]), pack2<kBf16>(x[2], x[3]));
             else
                 *reinterpret_cast<unsigned*>(dst) = pack2<kBf16>(x[0], x[1]);
         } else {
-            float* dst = p.partial_o + (partial_row(p, pr)) * p.head_dim + c;
+            static_assert(sizeof(T) == 4, "decode outputs are fp16 / bf16, their split parts fp32");
             if constexpr (N == 4) {
                 const unsigned bits[4] = {float_as_bits(x[0]), float_as_bits(x[1]), float_as_bits(x[2]),
                                           float_as_bits(x[3])};
@@ -233,19 +249,29 @@ struct SplitBlock {
             const int r = warp_row0 + h * 8 + g;
             const RowTotals rt = row_totals(l_i[h]);
             if (!row_exists(r)) continue;
-#pragma unroll
-            for (int dc = 0; dc < kBlocks; ++dc)
-#pragma unroll
-                for (int nt = 0; nt < 8; ++nt)
-                    if (dc * 64 + nt * 8 < kHeadDim) {
-                        const float x[2] = {acc_o[dc][nt][2 * h] * rt.inv_l, acc_o[dc][nt][2 * h + 1] * rt.inv_l};
-                        store_o<T, 2>(p, r, dc * 64 + nt * 8 + 2 * t, x);
-                    }
+            const PackedRow pr = unpack_row(r0 + r, group, head_kv);
+            if (p.num_splits == 1)
+                store_row_columns<kHeadDim>(o_row<T>(p, pr) + 2 * t, acc_o, h, rt.inv_l);
+            else
+                store_row_columns<kHeadDim>(partial_o_row(p, pr) + 2 * t, acc_o, h, rt.inv_l);
             if (t == 0) store_lse(p, r, row_lse(m_i[h], rt, neg_inf));
         }
     }
 
 private:
+    // Row h's columns 2t, 2t + 1 of every n-tile below kHeadDim, times inv_l, at dst (the row's column 2t).
+    template <int kHeadDim, typename Dst, int kBlocks>
+    __device__ __forceinline__ static void store_row_columns(Dst* dst, const float (&acc_o)[kBlocks][8][4], int h,
+                                                             float inv_l) {
+#pragma unroll
+        for (int dc = 0; dc < kBlocks; ++dc)
+#pragma unroll
+            for (int nt = 0; nt < 8; ++nt)
+                if (dc * 64 + nt * 8 < kHeadDim) {
+                    const float x[2] = {acc_o[dc][nt][2 * h] * inv_l, acc_o[dc][nt][2 * h + 1] * inv_l};
+                    store_o_at<Dst, 2>(dst + dc * 64 + nt * 8, x);
+                }
+    }
     __device__ __forceinline__ long long partial_row(const AttentionParams& p, const PackedRow& pr) const {
         return static_cast<long long>(split) * p.batch * p.heads_q * p.seqlen_q + out_row(p, pr);
     }
