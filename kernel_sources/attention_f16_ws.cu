@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                 // Split-KV decode: the first stage, then the rest once the consumers' Q gather has landed. Every block
                 // starts at once, and the gathers would otherwise wait behind the whole grid's ring of loads
-                // (bench/NOTES.md, "decode-ws: Q before the ring").
+                // (bench/NOTES.md, "decode-ws: where a call's fixed cost goes").
                 if (kSplit && it == 1) mbarrier::wait(q_full, 0);
                 const int s = kv_loads % kStages;
                 const int n0 = span.visit(it, start) * kBlockN;

@@ -185,8 +185,8 @@ struct SplitBlock {
         return kVarlen ? static_cast<long long>(pr.head) * p.total_q + q0 + pr.token : out_row(p, pr);
     }
 
-    // Where tile row r's columns go: O (T) with one split, the split's fp32 part otherwise. Computed once per row:
-    // the stores of a row then differ by constant offsets (bench/NOTES.md, "decode-ws: the epilogue's addresses").
+    // Where tile row r's columns go: O (T) with one split, the split's fp32 part otherwise. Computed once per row: the
+    // stores of a row then differ by constant offsets (bench/NOTES.md, "decode-ws: where a call's fixed cost goes").
     template <typename T>
     __device__ __forceinline__ T* o_row(const AttentionParams& p, const PackedRow& pr) const {
         return static_cast<T*>(p.o) + (kVarlen ? 0 : batch) * p.o_batch_stride + pr.head * p.o_head_stride +
