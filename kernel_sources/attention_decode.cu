@@ -105,6 +105,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     const unsigned sRing = sQ + Tr::kQBytes;
 
     // ---- which rows, split and keys ------------------------------------------------------------------------------
+    grid_dependency_wait();  // launched as a programmatic dependent: nothing read or written before
     const auto blk = tile::SplitBlock<kBlockM, kWarpN, kCausal, kMods, kVarlen, kPaged>::make(p);
     if (kVarlen && blk.r0 >= blk.rows_total) return;  // past a packed sequence's rows
     launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)

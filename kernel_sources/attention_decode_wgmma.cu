@@ -63,6 +63,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
 
+    ptx::grid_dependency_wait();  // launched as a programmatic dependent: nothing read or written before
     const auto blk = SplitBlock<kBlockM, kBlockN, kCausal, kMods, kVarlen, kPaged>::make(p);
     if (kVarlen && blk.r0 >= blk.rows_total) return;  // past a packed sequence's rows
     ptx::launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)

@@ -162,6 +162,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     using Split = SplitBlock<kBlockM, kBlockN, kCausal, kMods, kVarlen, kPaged>;
     Split blk{};
     if constexpr (kSplit) {
+        ptx::grid_dependency_wait();  // launched as a programmatic dependent: nothing read or written before
         blk = Split::make(p);
         ptx::launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     }

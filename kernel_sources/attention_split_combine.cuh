@@ -50,6 +50,7 @@ __global__ void __launch_bounds__(decode_layout::kCombineWarps * 32, 2)
     const long long rows = static_cast<long long>(p.batch) * p.heads_q * p.seqlen_q;
     const long long row = static_cast<long long>(blockIdx.x) * (kWarps / warps_per_row) + warp / warps_per_row;
     const bool live = row < rows;  // rows past the end still meet the barrier below
+    launch_dependents();           // the next call's split kernel may be scheduled (it waits for this grid)
     grid_dependency_wait();        // launched as a programmatic dependent of the split kernel: its partials
 
     // Each warp merges its splits 32 at a time (one LSE per lane, then the O rows with their weights broadcast from

@@ -141,6 +141,10 @@ TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", 
     CHECK(plan.launches[1].kernel == 1);
     CHECK(plan.launches[1].grid[0] == 8);  // 32 rows, 4 per block: 2 warps share each row's 16 splits
     CHECK(plan.launches[1].block == 256);
+    // Both launches are programmatic dependents: the split kernel of the kernel before it (the previous call's
+    // combine releases it as it starts), the combine of the split kernel.
+    CHECK(plan.launches[0].programmatic_dependency);
+    CHECK(plan.launches[1].programmatic_dependency);
     CHECK(plan.workspace_bytes == 16 * 32 * 4 + 16 * 32 * 128 * 4);  // LSEs (256-byte aligned), then O
     a.num_splits = 7;                                                // the caller's count wins
     plan = family->plan(spec, a, h100);

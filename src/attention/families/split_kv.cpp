@@ -44,6 +44,10 @@ LaunchPlan SplitKvFamily::plan(const AttentionKernelSpec& spec, const AttentionA
     split.grid[2] = static_cast<unsigned>(a.batch);
     split.block = static_cast<unsigned>(threads(spec));
     split.shared_bytes = shared_bytes(spec);
+    // A programmatic dependent of whatever precedes it in the stream: its blocks are scheduled once that kernel
+    // releases them (the previous call's combine does as it starts) and wait for it to complete before reading or
+    // writing anything, so the launch overlaps the previous kernel's tail.
+    split.programmatic_dependency = true;
     if (splits > 1) {
         const long long rows = static_cast<long long>(a.batch) * a.heads_q * a.seqlen_q;
         KernelLaunch& combine = plan.launches[plan.count++];
