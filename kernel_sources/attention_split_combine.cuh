@@ -15,7 +15,8 @@
 // dependent loads: one LSE per lane, then the O rows of 8 splits in flight per warp.
 // On sm_90 the host launches it as a programmatic dependent of the split kernel, whose blocks release it as they
 // start (ptx::launch_dependents): its launch overlaps the split kernel, and it waits for the partials
-// (ptx::grid_dependency_wait) before reading them.
+// (ptx::grid_dependency_wait) before reading them. It releases the kernel after it as it starts: the next call's
+// split kernel, also a programmatic dependent, is then scheduled while this one runs and waits for it to complete.
 #pragma once
 
 #include "attention_decode_layout.cuh"

@@ -12,6 +12,9 @@
 // (tile/paged_kv.cuh); make() is then block-wide.
 // Output: with one split the block writes O (T) and the LSE; otherwise its normalised fp32 O and LSE go to the
 // workspace (p.partial_o, p.partial_lse; attention_split_combine merges them).
+// Launch: on sm_90 the split kernels are programmatic dependents of the kernel before them (split_kv.cpp). Every block
+// calls ptx::grid_dependency_wait before make(): nothing is read or written before that kernel has completed. Then
+// ptx::launch_dependents releases the combine.
 #pragma once
 
 #include "attention_params.cuh"
