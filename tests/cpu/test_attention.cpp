@@ -610,7 +610,7 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
         looping.mods = {false, true, true};
         specs.push_back(looping);
     }
-    // Three consumer warpgroups at d 96 under the causal mask (the default from 8k keys), and their looping variant.
+    // Three consumer warpgroups at d 96 under the causal mask (the default from 2k keys), and their looping variant.
     specs.push_back({DType::bf16, 96, true, {192, 96, 16, 3, "ws"}});
     specs.push_back(specs.back());
     specs.back().tile_loop = true;
