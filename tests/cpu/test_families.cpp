@@ -58,8 +58,9 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     const auto tile = [](int d, int seqlen_q, int group) {
         return default_tile_config(90, {DType::bf16, d, true, seqlen_q, 8192, group});
     };
-    CHECK(tile(128, 1, 1) == TileConfig{16, 64, 4, 4, "split"});
-    CHECK(tile(128, 1, 8) == TileConfig{16, 64, 4, 4, "split"});
+    CHECK(tile(128, 1, 1) == TileConfig{16, 64, 4, 3, "split"});  // one row warp: 3 stages, two blocks per SM
+    CHECK(tile(128, 1, 8) == TileConfig{16, 64, 4, 3, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 128, true, 1, 16384, 8}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});           // 32 rows: 2 row warps x 4 key warps
     CHECK(tile(96, 4, 32) == TileConfig{128, 32, 8, 4, "split"});          // MQA: 8 row warps of 16 rows, 1 key warp
     CHECK(tile(96, 4, 16) == TileConfig{64, 64, 8, 4, "split"});           // 4 row warps x 2 key warps
@@ -146,7 +147,15 @@ TEST_CASE("the decode plan splits the keys, combines, and sizes its workspace", 
     CHECK(plan.launches[0].programmatic_dependency);
     CHECK(plan.launches[1].programmatic_dependency);
     CHECK(plan.workspace_bytes == 16 * 32 * 4 + 16 * 32 * 128 * 4);  // LSEs (256-byte aligned), then O
-    a.num_splits = 7;                                                // the caller's count wins
+    // Two 3-stage blocks fit an SM, but one 4-stage ring already keeps the SM's loads in flight: the heuristic counts
+    // one block per SM for both, and splits alike.
+    const AttentionKernelSpec three_stages{a.dtype, 128, false, {16, 64, 4, 3, "split"}};
+    CHECK(family->plan(three_stages, a, h100).num_splits == 16);
+    a.batch = 16, a.seqlen_k = 4096;  // 128 blocks of 4k keys: one wave without splitting
+    CHECK(family->plan(spec, a, h100).num_splits == 1);
+    CHECK(family->plan(three_stages, a, h100).num_splits == 1);
+    a.batch = 1, a.seqlen_k = 131072;
+    a.num_splits = 7;  // the caller's count wins
     plan = family->plan(spec, a, h100);
     CHECK(plan.num_splits == 7);
     CHECK(plan.launches[0].grid[0] == 7);

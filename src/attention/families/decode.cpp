@@ -4,6 +4,8 @@
 // "16x64w4s4-split": packed query rows x keys per block step, warps, the depth of each warp's K/V ring.
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "attention/families/split_kv.hpp"
 #include "attention_decode_layout.cuh"
 
@@ -38,7 +40,10 @@ public:
     }
     // Rows: the smallest tile holding every packed row of a KV head (a smaller one reads the group's K/V once per row
     // tile), up to 128. Keys: 4 key warps, else 2 or 1 of 32 keys each, whichever keeps the block at most 8 warps;
-    // the deepest ring that fits (4: three tiles in flight per key warp).
+    // the deepest ring that fits (4: three tiles in flight per key warp), but 3 for one row warp up to 8k keys: two
+    // such blocks fit an SM, and one's prologue and epilogue hide behind the other's loads where blocks are short.
+    // H200, bf16, 3 against 4 stages (bench/NOTES.md, "Ring depth and blocks per SM"): 4k keys +0-2 % at d 128
+    // (B 64, GQA 8, 4 tokens: 4.36 against 4.30 TB/s), +1-6 % at d 64; 32k and 128k keys at B 64 -1-2 %.
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int rows = packed_rows(p.seqlen_q, p.group_size);
         int block_m = 16;
@@ -49,8 +54,10 @@ public:
         // Keys per key warp and step: 16, or 32 where a 16-key tile is small (d <= 64: 4 KB of K and V) or the key
         // warps few.
         const int warp_n = p.head_dim <= 64 ? 32 : 16;
+        const std::vector<int> stage_order =
+            row_warps == 1 && p.seqlen_k <= 8192 ? std::vector<int>{3, 4, 2} : std::vector<int>{4, 3, 2};
         for (int key_warps : {4, 2, 1})
-            for (int stages : {4, 3, 2}) {
+            for (int stages : stage_order) {
                 const TileConfig t{block_m, key_warps * (key_warps == 4 ? warp_n : 32), row_warps * key_warps, stages,
                                    "split"};
                 if (t.warps <= 8 && decode_layout::legal(t.block_m, t.block_n, t.warps, t.stages, p.head_dim))
@@ -70,6 +77,11 @@ public:
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return decode_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.tile.warps, s.tile.stages, s.head_dim);
+    }
+
+protected:
+    std::size_t ring_bytes(const AttentionKernelSpec& s) const override {
+        return decode_layout::ring_bytes(s.tile.block_m, s.tile.block_n, s.tile.warps, s.tile.stages, s.head_dim);
     }
 };
 

@@ -23,15 +23,18 @@ LaunchPlan SplitKvFamily::plan(const AttentionKernelSpec& spec, const AttentionA
     const long long row_tiles = (packed_rows(a.seqlen_q, a.heads_q / a.heads_kv) + t.block_m - 1) / t.block_m;
     int splits = a.num_splits;
     if (splits == 0) {
-        // Blocks per SM: shared memory (plus the 1 KB the driver reserves per block) and threads allow.
+        // Blocks per SM: shared memory (plus the 1 KB the driver reserves per block) and threads allow, and no more
+        // than keep kSaturatingLoadBytes in flight.
         const long long smem = static_cast<long long>(shared_bytes(spec)) + 1024;
         const int by_smem = static_cast<int>((device.max_shared_per_block_optin + 1024) / smem);
         const int by_threads = 2048 / threads(spec);
+        const std::size_t ring = ring_bytes(spec);
+        const int by_loads = ring ? static_cast<int>(std::max<std::size_t>(1, kSaturatingLoadBytes / ring)) : 8;
         // The keys a block reads: all of them, or with a sliding window the window of its query tokens.
         long long keys = a.seqlen_k;
         if (a.window_left >= 0)
             keys = std::min<long long>(keys, 1LL + a.window_left + a.seqlen_q + std::max(0, a.window_right));
-        const SplitProblem problem{device.multiprocessors, std::clamp(std::min(by_smem, by_threads), 1, 8),
+        const SplitProblem problem{device.multiprocessors, std::clamp(std::min({by_smem, by_threads, by_loads}), 1, 8),
                                    row_tiles * a.heads_kv * a.batch, (keys + t.block_n - 1) / t.block_n};
         splits = choose_num_splits(problem);
     }

@@ -28,6 +28,17 @@ public:
     // kernels() lists the split kernel, then attention_split_combine<T, d>.
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& args, const DeviceInfo& device) const override;
     void bind_workspace(AttentionParams& p, void* workspace) const override;
+
+protected:
+    // K / V bytes one block keeps in flight (its ring), or 0 where not modelled. The split heuristic counts as many
+    // blocks per SM as keep kSaturatingLoadBytes in flight, however many more fit: an SM is bound by its share of the
+    // HBM, so a second block beside a deep ring shares that share rather than adding to it (0: every block that fits).
+    virtual std::size_t ring_bytes(const AttentionKernelSpec&) const { return 0; }
 };
+
+// The K / V bytes in flight per SM that read at the HBM's rate: a 4-deep ring of 16 keys for 4 key warps at d 128
+// (16x64w4s4, 128 KB) streams at 4.55 TB/s on an H200, its second block per SM adding nothing (bench/NOTES.md, "Ring
+// depth and blocks per SM").
+constexpr std::size_t kSaturatingLoadBytes = 128 * 1024;
 
 }  // namespace fa_jit::families
