@@ -181,6 +181,9 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     check_case({1, 60, 20, 300, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({2, 8, 2, 2200, 1800, 96, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
     check_case({1, 21, 21, 2000, 2000, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
+    // The same tile at d 40-64 (its default there from 2k to 8k keys), padded d 48 with Nq < Nk.
+    check_case({2, 8, 2, 2200, 1800, 64, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
+    check_case({1, 12, 4, 1000, 2500, 48, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
     // Without the causal mask a block with one tile starts at its own key tile (tile::first_visit): several query
     // tiles over ragged keys put the tile that holds the last keys first, in the middle or last of a block's visits.
     // At each head dim's default tile; with more than 2k keys in a kernel that may loop (one block per tile, more
