@@ -5,7 +5,7 @@ namespace fa_jit::families {
 
 struct SplitProblem {
     int multiprocessors = 0;  // SMs of the GPU
-    int blocks_per_sm = 1;    // decode blocks resident per SM (shared memory and threads allow)
+    int blocks_per_sm = 1;    // blocks per SM: as fit (shared memory, threads) and keep loads in flight
     long long work = 0;       // blocks without splitting: batch * heads_kv * row tiles
     long long key_steps = 0;  // block steps over the longest sequence: ceil(seqlen_k / block_n)
 };
