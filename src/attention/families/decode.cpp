@@ -40,11 +40,12 @@ public:
     }
     // Rows: the smallest tile holding every packed row of a KV head (a smaller one reads the group's K/V once per row
     // tile), up to 128. Keys: 4 key warps, else 2 or 1 of 32 keys each, whichever keeps the block at most 8 warps;
-    // the deepest ring that fits (4: three tiles in flight per key warp), but 3 for one row warp up to 8k keys: two
-    // such blocks fit an SM, and one's prologue and epilogue hide behind the other's loads where blocks are short.
+    // the deepest ring that fits (4: three tiles in flight per key warp), but on Hopper 3 for one row warp up to 8k
+    // keys: two such blocks fit an SM (not in sm_80's 164 KB), and one's prologue and epilogue hide behind the other's
+    // loads where blocks are short.
     // H200, bf16, 3 against 4 stages (bench/NOTES.md, "Ring depth and blocks per SM"): 4k keys +0-2 % at d 128
     // (B 64, GQA 8, 4 tokens: 4.36 against 4.30 TB/s), +1-6 % at d 64; 32k and 128k keys at B 64 -1-2 %.
-    std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
+    std::vector<TileConfig> preferred_tiles(int cc, const ProblemClass& p) const override {
         const int rows = packed_rows(p.seqlen_q, p.group_size);
         int block_m = 16;
         for (int m : {32, 64, 128})
@@ -55,7 +56,7 @@ public:
         // warps few.
         const int warp_n = p.head_dim <= 64 ? 32 : 16;
         const std::vector<int> stage_order =
-            row_warps == 1 && p.seqlen_k <= 8192 ? std::vector<int>{3, 4, 2} : std::vector<int>{4, 3, 2};
+            row_warps == 1 && cc == 90 && p.seqlen_k <= 8192 ? std::vector<int>{3, 4, 2} : std::vector<int>{4, 3, 2};
         for (int key_warps : {4, 2, 1})
             for (int stages : stage_order) {
                 const TileConfig t{block_m, key_warps * (key_warps == 4 ? warp_n : 32), row_warps * key_warps, stages,
