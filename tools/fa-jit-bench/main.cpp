@@ -1,21 +1,21 @@
 // fa-jit-bench: correctness-checked benchmarks and tile-config sweeps of fa_jit's attention kernels.
-#include "measure.hpp"
-#include "problems.hpp"
-#include "row.hpp"
-#include "workspace.hpp"
-
-#include "common/progress.hpp"
-#include "common/text.hpp"
-
-#include "fa_jit/tuning.hpp"
-#include "fa_jit/errors.hpp"
-#include "fa_jit/jit.hpp"
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <unistd.h>
+#include <thread>
+
+#include "common/progress.hpp"
+#include "common/text.hpp"
+#include "fa_jit/errors.hpp"
+#include "fa_jit/jit.hpp"
+#include "fa_jit/tuning.hpp"
+#include "measure.hpp"
+#include "precompile.hpp"
+#include "problems.hpp"
+#include "row.hpp"
+#include "workspace.hpp"
 
 namespace fa_jit::bench {
 namespace {
@@ -166,6 +166,12 @@ void bench_problem(const Problem& problem, const DeviceInfo& device, const Bench
         chosen_splits = choice.num_splits;
         if (!options.sweep) tiles = {forced ? *forced : chosen};
         runs = problem_runs(problem, tiles, options, *ws);
+        if (options.sweep) {
+            const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+            const std::size_t compiled = precompile(ws->args(0), tiles, device, jobs);
+            if (compiled > 0 && !options.quiet)
+                progress.message(fmt::format("{}: compiled {} kernels on {} threads", problem.label(), compiled, jobs));
+        }
         if (!options.no_check) {
             attention_reference(ws->reference_args(), stream.get());
             stream.synchronize();

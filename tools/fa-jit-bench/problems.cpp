@@ -206,9 +206,10 @@ void add_options(CLI::App& app, BenchOptions& o) {
     auto* config = app.add_option("--config", o.config, "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s stages, e.g. 128x64w4s2, "
                                   "and -wgmma for the Hopper kernel, e.g. 128x64w8s2-wgmma")
                        ->group(configs);
-    auto* sweep = app.add_flag("--sweep", o.sweep, "measure every legal tile config (fa_jit::tile_configs)")
-                      ->excludes(config)
-                      ->group(configs);
+    const char* sweep_help =
+        "measure every legal tile config (fa_jit::tile_configs); their kernels are compiled "
+        "first, on every core, into the disk cache";
+    auto* sweep = app.add_flag("--sweep", o.sweep, sweep_help)->excludes(config)->group(configs);
     app.add_option("--splits", o.splits,
                    "key splits of split-KV kernels (AttentionArgs::num_splits; default 0: the library chooses); "
                    "--sweep also tries 1,2,4,...,64 for tiles whose family splits")
