@@ -88,9 +88,9 @@ public:
     // / 453 / 508 / 536).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
-        const bool pairs =
-            p.causal && !(p.mods.window || p.varlen || p.paged) && ws_layout::loops_over_causal_tiles(p.seqlen_k);
-        if (padded == 64 && pairs && p.seqlen_k >= 2048) return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
+        const TileConfig pairs_192x96 = ws_tile(96, 3, "ws", 192);
+        if (padded == 64 && p.seqlen_k >= 2048 && tile_loop({p.dtype, p.head_dim, p.causal, pairs_192x96}, p))
+            return {pairs_192x96, ws_tile(128, 3, "ws")};
         if (padded == 64 && (!p.causal || p.seqlen_k >= 2048))
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= 2048)
@@ -121,6 +121,11 @@ public:
         return ws_layout::tile_loop(s.tile.block_m, s.causal, s.head_dim, s.tile.block_n,
                                     s.mods.window || s.varlen || s.paged) &&
                ws_layout::loops_over_causal_tiles(seqlen_k);
+    }
+    // The same for a tile of problem class `p` (which names the features a spec carries).
+    bool tile_loop(AttentionKernelSpec s, const ProblemClass& p) const {
+        s.mods = p.mods, s.varlen = p.varlen, s.paged = p.paged;
+        return tile_loop(s, p.seqlen_k);
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages);
