@@ -62,14 +62,16 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
 
 // Whether the kernel may loop over tiles (a 1-d grid, tile/coords.cuh's tile_at order) or takes one per block (grid:
 // query tiles x heads x batch): it may without per-sequence keys (a sliding window, packed sequences, a paged cache),
-// below d 192, and at d 136-192 with up to 64 keys per step (the tile of short rows; at 112 keys d 192's loop spills).
-// Not at d 200-256: the loop's registers do not fit beside O's 128. Without the causal mask every tile costs the same
-// and a block takes every gridDim.x-th. Under it only the tile_loop variant loops, its blocks taking pairs of tiles of
-// about equal cost (tile/coords.cuh, tile_at).
+// below d 192, and at d 136-256 with up to 64 keys per step (the tile of short rows; at 112 keys d 192's loop spills,
+// and at 80 keys d 256's does not fit beside O's 128 registers). At d 200-256 and 64 keys the loop spills 24 bytes
+// (56 in pairs of tiles) and still runs 6 % (4 % under the causal mask) faster at 512 keys than one tile per block
+// (bench/NOTES.md, "d 256 blocks that loop"). Without the causal mask every tile costs the same and a block takes
+// every gridDim.x-th. Under it only the tile_loop variant loops, its blocks taking pairs of tiles of about equal cost
+// (tile/coords.cuh, tile_at).
 FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_dim, int block_n,
                                              bool per_sequence_keys = false, bool tile_loop = false) {
     const int padded = padded_head_dim(head_dim);
-    return !per_sequence_keys && (padded < 192 || (padded == 192 && block_n <= 64)) &&
+    return !per_sequence_keys && (padded < 192 || block_n <= 64) &&
            (!causal || (tile_loop && (block_m == 128 || block_n == 64 || block_n == 96)));
 }
 // Whether a causal kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop, taken for rows

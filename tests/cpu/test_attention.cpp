@@ -487,7 +487,8 @@ TEST_CASE("short causal rows take the warp-specialized variant whose blocks loop
     a.head_dim = 96;
     CHECK(attention_spec(a, {192, 96, 16, 3, "ws"}).tile_loop);
     a.head_dim = 256;
-    CHECK_FALSE(attention_spec(a, {128, 80, 12, 2, "ws"}).tile_loop);  // d 256: registers
+    CHECK_FALSE(attention_spec(a, {128, 80, 12, 2, "ws"}).tile_loop);  // d 256 at 80 keys: registers
+    CHECK(attention_spec(a, {128, 64, 12, 2, "ws"}).tile_loop);
     a.head_dim = 160;
     CHECK(attention_spec(a, {128, 64, 12, 3, "ws"}).tile_loop);
     CHECK_FALSE(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);  // 112 keys at padded 192: registers
@@ -616,6 +617,8 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
         looping.mods = {false, true, true};
         specs.push_back(looping);
     }
+    specs.push_back({DType::bf16, 256, true, {128, 64, 12, 2, "ws"}});  // d 256's, 2 stages (up to 512 keys)
+    specs.back().tile_loop = true;
     // Three consumer warpgroups at d 96 under the causal mask (the default from 2k keys), and their looping variant.
     specs.push_back({DType::bf16, 96, true, {192, 96, 16, 3, "ws"}});
     specs.push_back(specs.back());

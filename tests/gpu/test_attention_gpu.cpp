@@ -170,6 +170,8 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
     check_case({2, 8, 2, 2200, 300, 96, false, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
+    check_case({1, 8, 4, 4200, 300, 256, false, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
+    check_case({2, 8, 2, 2200, 400, 224, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
     // Under the causal mask looping blocks take pairs of tiles, a head's heaviest with its lightest; Nq > Nk: tiles
     // without keys, some a block's last; Nq < Nk; an odd number of tiles per head (the heaviest paired with a tile
     // without rows) and fewer than two per SM (half as many blocks as tiles); 192 rows at 96 keys, 12 and 11 tiles per
@@ -181,6 +183,9 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     check_case({1, 60, 20, 300, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
     check_case({2, 8, 2, 2200, 1800, 96, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
     check_case({1, 21, 21, 2000, 2000, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
+    // d 200-256 at 64 keys (their tile up to 512 keys): Nq > Nk, and 2 tiles per head of 130 rows.
+    check_case({2, 8, 2, 2200, 300, 256, true, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
+    check_case({1, 140, 70, 130, 500, 200, true, Layout::padded, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
     // The same tile at d 40-64 (its default there from 2k to 8k keys), padded d 48 with Nq < Nk.
     check_case({2, 8, 2, 2200, 1800, 64, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
     check_case({1, 12, 4, 1000, 2500, 48, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);

@@ -70,7 +70,8 @@ public:
     // Padded to 256 (d 200-256): 80 keys, 2 stages (the largest tile that fits: d 256 662 / 556 TFLOP/s causal / full
     // at 16k against 626 / 505 with 64 keys; d 224, B 4, N 4k: 7 / 5 % over 64 keys); up to 512 keys 64 keys, which
     // divide the row where 80 leave a partial tile (N 512, full / causal: d 256 497 / 327 against 478 / 311, d 224
-    // 461 / 303 against 453 / 295; at 1k full 80 keys lead, causal d 256 447 against 439 but d 224 417 against 426);
+    // 461 / 303 against 453 / 295; at 1k full 80 keys lead, causal d 256 447 against 439 but d 224 417 against 426),
+    // and whose blocks loop over tiles (d 256, N 512: 526-529 / 335-337 against 495 / 325 with one tile per block);
     // padded to 192 (d 136-192): 112 keys, 2 stages from 2k keys (K released after S; d 192: 770 / 756 at 16k and 535 /
     // 663 at 2k against 682 / 670 and 501 / 618 with 64 keys and 3 stages, at 512 keys 289 / 462 against 303 / 461; d
     // 160, B 4, N 4k: 9 / 9 %), else 64 keys in 3 stages; under the causal mask up to 4k keys, whose blocks loop over
