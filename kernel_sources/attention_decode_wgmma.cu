@@ -36,6 +36,7 @@
 #include "tile/softmax.cuh"
 #include "tile/split_block.cuh"
 #include "tile/swizzle.cuh"
+#include "tile/warpgroup.cuh"
 #include "tile/wgmma_gemms.cuh"
 #include "wgmma.cuh"
 
@@ -73,7 +74,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_decode_wgmma(const _
     const int g = lane / 4;
     const int t = lane % 4;
     const int warp_row0 = warp * 16;      // this warp's 16 accumulator rows
-    const int wg_row0 = (warp / 4) * 64;  // its warpgroup's 64 rows (the A operand of S)
+    const int wg_row0 = warpgroup::index() * 64;  // its warpgroup's 64 rows (the A operand of S)
 
     const unsigned short* k = static_cast<const unsigned short*>(p.k) + (kVarlen ? 0 : blk.batch) * p.k_batch_stride +
                               blk.head_kv * p.k_head_stride + (kVarlen ? blk.k0 * p.k_row_stride : 0);

@@ -42,6 +42,7 @@
 #include "tile/mask.cuh"
 #include "tile/softmax.cuh"
 #include "tile/swizzle.cuh"
+#include "tile/warpgroup.cuh"
 #include "wgmma.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
     const int g = lane / 4;
     const int t = lane % 4;
     const int warp_row0 = warp * 16;      // this warp's 16 accumulator rows
-    const int wg_row0 = (warp / 4) * 64;  // its warpgroup's 64 rows (the A operand of S)
+    const int wg_row0 = warpgroup::index() * 64;  // its warpgroup's 64 rows (the A operand of S)
     if constexpr (kCausal) {
         bc = tensor_bases<unsigned short>(p, bi);
         n_block_max = key_tiles<kBlockM, kBlockN, kCausal>(p, m0);
@@ -183,14 +184,15 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
         // ---- S = Q K^T: k step ks reads 16 columns (32 bytes) inside column block ks / 4 ----------------------------
         float acc_s[Tr::kNTilesS][4];
         wgmma::fence();
+        const unsigned long long a0 = wgmma::desc_sw128(sQ + wg_row0 * 128u, 16, 1024);
+        const unsigned long long b0 = wgmma::desc_sw128(sK, 16, 1024);
 #pragma unroll
         for (int ks = 0; ks < Tr::kKSteps; ++ks) {
-            const unsigned long long a =
-                wgmma::desc_sw128(sQ + (ks / 4) * (kBlockM * 128u) + wg_row0 * 128u + (ks % 4) * 32u, 16, 1024);
+            const unsigned long long a = wgmma::desc_advance(a0, (ks / 4) * (kBlockM * 128u) + (ks % 4) * 32u);
 #pragma unroll
             for (int nc = 0; nc < Tr::kChunksS; ++nc) {
                 const unsigned long long b =
-                    wgmma::desc_sw128(sK + (ks / 4) * (kBlockN * 128u) + nc * (64 * 128u) + (ks % 4) * 32u, 16, 1024);
+                    wgmma::desc_advance(b0, (ks / 4) * (kBlockN * 128u) + nc * (64 * 128u) + (ks % 4) * 32u);
                 wgmma::mma_ss<Tr::kBf16>(acc_s + 8 * nc, a, b, ks > 0);
             }
         }
@@ -227,8 +229,8 @@ __global__ void __launch_bounds__(kBlockM * 2, 1) attention_fwd_f16_wgmma(const 
                 // 8-row groups of 1024 bytes inside column block dc.
                 const unsigned a[4] = {p_frag[2 * kc][0], p_frag[2 * kc][1], p_frag[2 * kc + 1][0],
                                        p_frag[2 * kc + 1][1]};
-                const unsigned long long b =
-                    wgmma::desc_sw128(sV + dc * (kBlockN * 128u) + kc * (16 * 128u), kBlockN * 128u, 1024);
+                const unsigned long long b = wgmma::desc_advance(wgmma::desc_sw128(sV, kBlockN * 128u, 1024),
+                                                                 dc * (kBlockN * 128u) + kc * (16 * 128u));
                 wgmma::mma_rs_bt<Tr::kBf16>(pv[dc % 2], a, b, kc > 0);
             }
             wgmma::commit();

@@ -297,8 +297,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const float kNegInf = neg_inf_f32();
     const int cw = warp - 4;        // consumer warp 0..kConsumerWarps - 1
     const int warp_row0 = cw * 16;  // its 16 rows of the block's kBlockM
-    const int wg = cw / 4;          // consumer warpgroup 0..kConsumers - 1
-    const int wg_row0 = wg * 64;    // its warpgroup's 64 rows (the A operand of S)
+    const int wg = warpgroup::index() - 1;  // consumer warpgroup 0..kConsumers - 1
+    const int wg_row0 = wg * 64;            // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
     const int t = lane % 4;
     // The key tile's S in one instruction per k step, which reads the Q slice once (at 192 keys: 3-4% faster than

@@ -3,18 +3,9 @@
 // Matrix Instructions".
 #pragma once
 
-namespace fa_jit::wgmma {
+#include "wgmma_desc.cuh"
 
-// Descriptor of a 128-byte-swizzled operand in shared memory (PTX "Matrix Descriptor Format"): start address,
-// leading and stride byte offsets (all >> 4), swizzle mode 1 in bits 62-63. Base offset 0: every swizzle atom
-// (8 rows x 128 bytes) starts on a 1024-byte boundary, which the kernel guarantees.
-//   K-major (Q, K): rows of 64 elements, 128 bytes; SBO = 1024 (8 rows to the next 8), LBO unused (16).
-//   MN-major (V as B of P V): LBO = bytes from one 64-column block to the next, SBO = 1024 (8 k rows to the next 8).
-__device__ __forceinline__ unsigned long long desc_sw128(unsigned addr, unsigned lbo_bytes, unsigned sbo_bytes) {
-    return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) |
-           (static_cast<unsigned long long>((lbo_bytes & 0x3FFFFu) >> 4) << 16) |
-           (static_cast<unsigned long long>((sbo_bytes & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
-}
+namespace fa_jit::wgmma {
 
 // Orders this thread's register writes (accumulators, A fragments) before the wgmma that reads them.
 __device__ __forceinline__ void fence() {

@@ -17,6 +17,13 @@ __device__ __forceinline__ void claim_registers() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
 }
 
+// The warpgroup of this thread (threadIdx.x / 128), through a shuffle from lane 0, which ptxas knows to be the same
+// in every lane: values derived from it (the wgmma descriptors of a warpgroup's rows) then live in uniform registers,
+// where wgmma reads them, instead of being moved there (R2UR) before each wgmma.
+__device__ __forceinline__ int index() {
+    return __shfl_sync(~0u, static_cast<int>(threadIdx.x) / 128, 0);
+}
+
 // Named block barriers (ids 1..15; 0 is __syncthreads): `threads` (a multiple of 32) arrivals complete one. sync()
 // waits for completion, arrive() only counts: one warpgroup syncing on an id the other arrives at hands it a turn.
 __device__ __forceinline__ void sync(int id, int threads) {

@@ -15,15 +15,15 @@ template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim, int kInstrN = 64, 
 __device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK) {
     static_assert(kBlockN % kInstrN == 0, "whole instructions per key tile");
     wgmma::fence();
+    const unsigned long long a0 = wgmma::desc_sw128(sQ + wg_row0 * 128u, 16, 1024);
+    const unsigned long long b0 = wgmma::desc_sw128(sK, 16, KvLayout::kGroupStride);
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-        const unsigned long long a =
-            wgmma::desc_sw128(sQ + (ks / 4) * (kBlockM * 128u) + wg_row0 * 128u + (ks % 4) * 32u, 16, 1024);
+        const unsigned long long a = wgmma::desc_advance(a0, (ks / 4) * (kBlockM * 128u) + (ks % 4) * 32u);
 #pragma unroll
         for (int nc = 0; nc < kBlockN / kInstrN; ++nc) {
-            const unsigned long long b = wgmma::desc_sw128(
-                sK + (ks / 4) * KvLayout::kBlockStride + nc * (kInstrN / 8) * KvLayout::kGroupStride + (ks % 4) * 32u,
-                16, KvLayout::kGroupStride);
+            const unsigned long long b = wgmma::desc_advance(
+                b0, (ks / 4) * KvLayout::kBlockStride + nc * (kInstrN / 8) * KvLayout::kGroupStride + (ks % 4) * 32u);
             wgmma::mma_ss_n<kInstrN, kBf16>(acc_s + (kInstrN / 8) * nc, a, b, ks > 0);
         }
     }
@@ -46,8 +46,8 @@ __device__ __forceinline__ void pv_a_fragment(const unsigned (&p_frag)[kNT][2], 
 }
 template <class KvLayout>
 __device__ __forceinline__ unsigned long long v_rows_desc(unsigned sV_block, int kc) {
-    return wgmma::desc_sw128(sV_block + 2 * kc * KvLayout::kGroupStride, KvLayout::kBlockStride,
-                             KvLayout::kGroupStride);
+    return wgmma::desc_advance(wgmma::desc_sw128(sV_block, KvLayout::kBlockStride, KvLayout::kGroupStride),
+                               2 * kc * KvLayout::kGroupStride);
 }
 
 // Issues the P V product of one 64-column chunk of the V tile (column block at sV_chunk) into a fresh accumulator
