@@ -297,8 +297,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const float kNegInf = neg_inf_f32();
     const int cw = warp - 4;        // consumer warp 0..kConsumerWarps - 1
     const int warp_row0 = cw * 16;  // its 16 rows of the block's kBlockM
-    const int wg = warpgroup::index() - 1;  // consumer warpgroup 0..kConsumers - 1
-    const int wg_row0 = wg * 64;            // its warpgroup's 64 rows (the A operand of S)
+    // wgmma descriptors from uniform bases: the warpgroup through warpgroup::index() (its descriptors of Q then live in
+    // uniform registers) and each k step's descriptors advanced from the tile's (kStepped of issue_qk). The issue
+    // windows shorten by 20-50 % and most tiles gained 1-4 %; d 40-64's 192 x 96 looping tile lost 2-3.5 % (H200, N 2k
+    // / 8k causal: ptxas schedules it otherwise) and keeps the per-step encoding (bench/NOTES.md, "wgmma descriptors").
+    constexpr bool kUniformDescriptors = !(kTileLoop && kBlockM == 192 && kBlockN == 96 && kHeadDimP == 64);
+    const int wg = kUniformDescriptors ? warpgroup::index() - 1 : cw / 4;  // consumer warpgroup 0..kConsumers - 1
+    const int wg_row0 = wg * 64;  // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
     const int t = lane % 4;
     // The key tile's S in one instruction per k step, which reads the Q slice once (at 192 keys: 3-4% faster than
@@ -435,8 +440,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             {
                 float acc_s[kNTilesS][4];
                 take_turn();
-                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout>(acc_s, sQ, wg_row0,
-                                                                             sK + (kv0 % kStages) * kKVBytes);
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(
+                    acc_s, sQ, wg_row0, sK + (kv0 % kStages) * kKVBytes);
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
@@ -463,8 +468,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 float acc_s[kNTilesS][4];
                 if (kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);
                 take_turn();
-                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout>(acc_s, sQ, wg_row0, sK + s * kKVBytes);
-                issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns>(acc_o, p_frag, sV + sp * kKVBytes);
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(acc_s, sQ, wg_row0,
+                                                                                                  sK + s * kKVBytes);
+                issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(
+                    acc_o, p_frag, sV + sp * kKVBytes);
                 pass_turn();
                 wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
@@ -501,7 +508,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             if (kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);  // one key tile: O 0, alpha finite
             take_turn();
-            issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns>(acc_o, p_frag, sV + sp * kKVBytes);
+            issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(acc_o, p_frag,
+                                                                                                  sV + sp * kKVBytes);
             // None after the last warpgroup's last turn: nobody would wait for it. Every tile of a round-robin block
             // has keys (without the causal mask all see the same keys). A block with pairs of tiles cannot tell its
             // last tile with keys (where Nq > Nk a head's first rows see none, and tile_at's extra tiles have no rows):

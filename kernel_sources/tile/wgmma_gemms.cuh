@@ -11,7 +11,11 @@ namespace fa_jit::tile {
 // Issues S = Q K^T for the warpgroup's 64 rows (starting at row wg_row0 of the kBlockM-row Q tile) against the kBlockN
 // keys of the K tile at sK, and commits it as one group: k step ks reads 16 columns (32 bytes) inside column block
 // ks / 4. kInstrN keys per instruction (wgmma::mma_ss_n): a wider one reads the Q slice once for more keys.
-template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim, int kInstrN = 64, class KvLayout = Swizzle128B<kBlockN>>
+// kStepped: each k step's descriptors are the tile's base descriptors advanced by a constant (wgmma::desc_advance), one
+// add per wgmma where encoding each address anew takes a mask, a shift and an OR; false keeps that encoding (for the
+// one kernel that measured faster with it, attention_f16_ws.cu).
+template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim, int kInstrN = 64, class KvLayout = Swizzle128B<kBlockN>,
+          bool kStepped = true>
 __device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK) {
     static_assert(kBlockN % kInstrN == 0, "whole instructions per key tile");
     wgmma::fence();
@@ -19,11 +23,15 @@ __device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigne
     const unsigned long long b0 = wgmma::desc_sw128(sK, 16, KvLayout::kGroupStride);
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-        const unsigned long long a = wgmma::desc_advance(a0, (ks / 4) * (kBlockM * 128u) + (ks % 4) * 32u);
+        const unsigned a_offset = (ks / 4) * (kBlockM * 128u) + (ks % 4) * 32u;
+        const unsigned long long a =
+            kStepped ? wgmma::desc_advance(a0, a_offset) : wgmma::desc_sw128(sQ + wg_row0 * 128u + a_offset, 16, 1024);
 #pragma unroll
         for (int nc = 0; nc < kBlockN / kInstrN; ++nc) {
-            const unsigned long long b = wgmma::desc_advance(
-                b0, (ks / 4) * KvLayout::kBlockStride + nc * (kInstrN / 8) * KvLayout::kGroupStride + (ks % 4) * 32u);
+            const unsigned b_offset =
+                (ks / 4) * KvLayout::kBlockStride + nc * (kInstrN / 8) * KvLayout::kGroupStride + (ks % 4) * 32u;
+            const unsigned long long b = kStepped ? wgmma::desc_advance(b0, b_offset)
+                                                  : wgmma::desc_sw128(sK + b_offset, 16, KvLayout::kGroupStride);
             wgmma::mma_ss_n<kInstrN, kBf16>(acc_s + (kInstrN / 8) * nc, a, b, ks > 0);
         }
     }
@@ -44,8 +52,11 @@ template <int kNT>
 __device__ __forceinline__ void pv_a_fragment(const unsigned (&p_frag)[kNT][2], int kc, unsigned (&a)[4]) {
     a[0] = p_frag[2 * kc][0], a[1] = p_frag[2 * kc][1], a[2] = p_frag[2 * kc + 1][0], a[3] = p_frag[2 * kc + 1][1];
 }
-template <class KvLayout>
+template <class KvLayout, bool kStepped = true>
 __device__ __forceinline__ unsigned long long v_rows_desc(unsigned sV_block, int kc) {
+    if (!kStepped)
+        return wgmma::desc_sw128(sV_block + 2 * kc * KvLayout::kGroupStride, KvLayout::kBlockStride,
+                                 KvLayout::kGroupStride);
     return wgmma::desc_advance(wgmma::desc_sw128(sV_block, KvLayout::kBlockStride, KvLayout::kGroupStride),
                                2 * kc * KvLayout::kGroupStride);
 }
@@ -109,8 +120,9 @@ __host__ __device__ constexpr int pv_columns(int kHeadDimP, int kColumns) {
 // while this runs; the price is the tensor core's truncating accumulation over a row's key tiles (bench/NOTES.md).
 // One instruction per k step spans every column block: the P fragment reaches the tensor core once (1-3 % faster
 // than one instruction per block at d 128 / 256). Only the first pv_columns(kHeadDim, kColumns) columns are computed:
-// the n-tiles past them stay as they are (hold_o and rescale_o skip them too).
-template <bool kBf16, int kBlockN, int kHeadDim, class KvLayout = Swizzle128B<kBlockN>, int kColumns = kHeadDim>
+// the n-tiles past them stay as they are (hold_o and rescale_o skip them too). kStepped as in issue_qk.
+template <bool kBf16, int kBlockN, int kHeadDim, class KvLayout = Swizzle128B<kBlockN>, int kColumns = kHeadDim,
+          bool kStepped = true>
 __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8][4],
                                                 const unsigned (&p_frag)[kBlockN / 8][2], unsigned sV) {
     constexpr int kBlocks = kHeadDim / 64;
@@ -120,10 +132,10 @@ __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8]
         unsigned a[4];
         pv_a_fragment(p_frag, kc, a);
         if constexpr (kBlocks > 1)
-            wgmma::mma_rs_bt_blocks<kBf16, kBlocks, pv_columns(kHeadDim, kColumns)>(acc_o, a,
-                                                                                    v_rows_desc<KvLayout>(sV, kc), 1);
+            wgmma::mma_rs_bt_blocks<kBf16, kBlocks, pv_columns(kHeadDim, kColumns)>(
+                acc_o, a, v_rows_desc<KvLayout, kStepped>(sV, kc), 1);
         else
-            wgmma::mma_rs_bt<kBf16>(acc_o[0], a, v_rows_desc<KvLayout>(sV, kc), 1);
+            wgmma::mma_rs_bt<kBf16>(acc_o[0], a, v_rows_desc<KvLayout, kStepped>(sV, kc), 1);
     }
     wgmma::commit();
 }
