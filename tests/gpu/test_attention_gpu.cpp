@@ -119,15 +119,20 @@ TEST_CASE("both fp16/bf16 kernels at the head dims the wgmma kernel serves", "[a
     }
 }
 
-// The warp-specialized Hopper family for forced tiles: every legal one of its tiles at the multiples of 64, one tile at
-// every other multiple of 8, on ragged lengths, GQA, causal both ways (Nq > Nk: rows without keys), BSHD, BHSD and
-// padded strides, and a sequence without keys.
+namespace {
+// Whether this GPU runs the warp-specialized Hopper family (sm_90); says so where it does not.
+bool runs_ws_family() {
+    if (current_device().cc() == 90) return true;
+    WARN("the warp-specialized kernel runs on sm_90 only: not tested on this GPU");
+    return false;
+}
+}  // namespace
+
+// The warp-specialized Hopper family for forced tiles, in three test cases (each compiles its own few dozen kernels, so
+// scripts/gpu-check runs them in parallel processes). On ragged lengths, GQA, causal both ways (Nq > Nk: rows without
+// keys), BSHD, BHSD and padded strides, and sequences without keys: every legal tile at the multiples of 64;
 TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (sm_90)", "[attention]") {
-    const int cc = current_device().cc();
-    if (cc != 90) {
-        WARN("the warp-specialized kernel runs on sm_90 only: not tested on this GPU");
-        return;
-    }
+    if (!runs_ws_family()) return;
     std::mt19937 rng(90);
     for (int d : {64, 128, 192, 256})
         for (int block_m : {128, 192})  // two or three consumer warpgroups
@@ -141,8 +146,13 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
                     check_case({2, 2, 1, 128, 256, d, false, Layout::bhsd, tile}, DType::bf16, rng);
                 }
     check_case({1, 2, 2, 70, 0, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
-    // Head dims that are not multiples of 64, padded in shared memory: ragged causal GQA with Nq > Nk (rows without
-    // keys), padded strides, a sequence without keys.
+}
+
+// one tile at every other multiple of 8 (padded in shared memory), and the wide tiles of those head dims;
+TEST_CASE("the warp-specialized kernel matches the reference for forced tiles at padded head dims (sm_90)",
+          "[attention]") {
+    if (!runs_ws_family()) return;
+    std::mt19937 rng(91);
     for (int d = 8; d <= 256; d += 8) {
         if (d % 64 == 0) continue;
         const TileConfig tile{128, d <= 128 ? 128 : 64, 12, 2, "ws"};
@@ -162,6 +172,13 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
         check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, tile}, DType::bf16, rng);
         check_case({1, 2, 1, 650, 700, d, false, Layout::padded, tile}, DType::f16, rng);
     }
+}
+
+// and blocks that loop over tiles, blocks that start at their own key tile, and tiles over pages.
+TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in looping blocks (sm_90)",
+          "[attention]") {
+    if (!runs_ws_family()) return;
+    std::mt19937 rng(92);
     // More tiles than SMs: the persistent blocks (no causal mask) loop over several tiles each, the K/V ring and the
     // warpgroups' turns running on from one tile to the next.
     check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
