@@ -397,7 +397,15 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 160, false, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 160, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::f16, 224, true, 1024, 1024}) == TileConfig{128, 80, 12, 2, "ws"});
+    // Padded to 256 under the causal mask: 64 keys, whose blocks loop over pairs of tiles, up to 2k keys (at d 256 up
+    // to 8k); 80 keys past that, and where blocks do not loop (a window).
+    CHECK(default_tile_config(90, {DType::f16, 224, true, 1024, 1024}) == TileConfig{128, 64, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 200, true, 2048, 2048}) == TileConfig{128, 64, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 200, true, 4096, 4096}) == TileConfig{128, 80, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 256, true, 8192, 8192}) == TileConfig{128, 64, 12, 2, "ws"});
+    ProblemClass windowed256{DType::bf16, 256, true, 1024, 1024};
+    windowed256.mods.window = true;
+    CHECK(default_tile_config(90, windowed256) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 1024, 1024}) == TileConfig{64, 64, 4, 2, "wgmma"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
@@ -406,7 +414,7 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::f16, 256, false, 1024, 1024}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 512, 512}) == TileConfig{128, 64, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 512, 512}) == TileConfig{128, 64, 12, 2, "ws"});
-    CHECK(default_tile_config(90, {DType::f16, 256, true, 1024, 1024}) == TileConfig{128, 80, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 256, true, 1024, 1024}) == TileConfig{128, 64, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{192, 96, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 88, true, 8192, 8192}) == TileConfig{192, 96, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, false, 512, 512}) == TileConfig{128, 128, 12, 3, "ws"});

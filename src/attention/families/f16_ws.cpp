@@ -70,8 +70,11 @@ public:
     // Padded to 256 (d 200-256): 80 keys, 2 stages (the largest tile that fits: d 256 662 / 556 TFLOP/s causal / full
     // at 16k against 626 / 505 with 64 keys; d 224, B 4, N 4k: 7 / 5 % over 64 keys); up to 512 keys 64 keys, which
     // divide the row where 80 leave a partial tile (N 512, full / causal: d 256 497 / 327 against 478 / 311, d 224
-    // 461 / 303 against 453 / 295; at 1k full 80 keys lead, causal d 256 447 against 439 but d 224 417 against 426),
-    // and whose blocks loop over tiles (d 256, N 512: 526-529 / 335-337 against 495 / 325 with one tile per block);
+    // 461 / 303 against 453 / 295), and whose blocks loop over tiles (d 256, N 512: 526-529 / 335-337 against 495 /
+    // 325 with one tile per block); under the causal mask, where 64 keys loop over pairs of tiles and 80 cannot,
+    // also up to 2k keys, and at d 256 up to 8k (causal, 80 -> 64 keys: d 256 N 1k / 1.5k / 2k / 4k / 8k 456 / 528 /
+    // 572 / 661 / 723 -> 492 / 577 / 612 / 694 / 737, d 224 N 1k 429 -> 463, d 200 N 1k 371 -> 391 but N 4k 539 ->
+    // 524; without the mask 64 keys lead by 0-2 % at 1k-1.5k and trail by 1 % at 2k, so 80 stay there);
     // padded to 192 (d 136-192): 112 keys, 2 stages from 2k keys (K released after S; d 192: 770 / 756 at 16k and 535 /
     // 663 at 2k against 682 / 670 and 501 / 618 with 64 keys and 3 stages, at 512 keys 289 / 462 against 303 / 461; d
     // 160, B 4, N 4k: 9 / 9 %), else 64 keys in 3 stages; under the causal mask up to 4k keys, whose blocks loop over
@@ -96,8 +99,11 @@ public:
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
-        if (padded == 256 && p.seqlen_k <= 512) return {ws_tile(64, 2, "ws"), ws_tile(80, 2, "ws")};
-        if (padded == 256) return {ws_tile(80, 2, "ws"), ws_tile(64, 2, "ws")};
+        const TileConfig keys64 = ws_tile(64, 2, "ws");
+        const bool loops_at_64 = tile_loop({p.dtype, p.head_dim, p.causal, keys64}, p);
+        if (padded == 256 && (p.seqlen_k <= 512 || (loops_at_64 && p.seqlen_k <= (p.head_dim == 256 ? 8192 : 2048))))
+            return {keys64, ws_tile(80, 2, "ws")};
+        if (padded == 256) return {ws_tile(80, 2, "ws"), keys64};
         if (padded == 192 && p.seqlen_k >= (p.causal ? 4096 : 2048))
             return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
         if (padded <= 128) return {ws_tile(128, 3, "ws"), ws_tile(64, 3, "ws")};
