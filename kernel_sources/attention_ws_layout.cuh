@@ -62,10 +62,10 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
 
 // Whether the kernel may loop over tiles (a 1-d grid, tile/coords.cuh's tile_at order) or takes one per block (grid:
 // query tiles x heads x batch): it may without per-sequence keys (a sliding window, packed sequences, a paged cache),
-// below d 192, and at d 136-256 with up to 64 keys per step (the tile of short rows; at 112 keys d 192's loop spills,
-// and at 80 keys d 256's does not fit beside O's 128 registers). At d 200-256 and 64 keys the loop spills 24 bytes
-// (56 in pairs of tiles) and still runs 6 % (4 % under the causal mask) faster at 512 keys than one tile per block
-// (bench/NOTES.md, "d 256 blocks that loop"). Without the causal mask every tile costs the same and a block takes
+// below d 192, and at d 136-256 with up to 64 keys per step (the tile of short rows; at 112 keys d 192's loop spilled,
+// and at 80 keys d 256's, until the wgmma descriptors moved to uniform registers: branch wip/loop-wide-tiles lifts
+// this). At d 200-256 and 64 keys the loop runs 6 % (4 % under the causal mask) faster at 512 keys than one tile per
+// block (bench/NOTES.md, "d 256 blocks that loop"). Without the causal mask every tile costs the same and a block takes
 // every gridDim.x-th. Under it only the tile_loop variant loops, its blocks taking pairs of tiles of about equal cost
 // (tile/coords.cuh, tile_at).
 FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_dim, int block_n,
@@ -76,7 +76,8 @@ FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_
 }
 // Whether a causal kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop, taken for rows
 // of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a loop compiled in ran 1-2 % slower). 192
-// rows only at 64 or 96 keys: with 80 or 128 ptxas spills (d 88-96 192 x 80: 8 bytes, d 64 192 x 128: 4).
+// rows only at 64 or 96 keys: with 80 or 128 ptxas spilled (d 88-96 192 x 80: 8 bytes, d 64 192 x 128: 4; none since
+// the uniform descriptors).
 FA_JIT_HOST_DEVICE constexpr bool tile_loop(int block_m, bool causal, int head_dim, int block_n,
                                             bool per_sequence_keys) {
     return causal && persistent(block_m, causal, head_dim, block_n, per_sequence_keys, true);
