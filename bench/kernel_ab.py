@@ -15,8 +15,12 @@ parallel. A table follows every round, so that a run cut short still reports.
 
 A change is `FILE:NAME=VALUE`: the one `constexpr ... NAME = ...;` declaration in FILE gets VALUE as its
 initializer (exactly one must match), or `@DIR`: the variant starts from the kernel sources in DIR instead (an earlier
-commit's, `git archive COMMIT kernel_sources | tar -x -C DIR --strip-components=1`). A variant with no changes is the
-sources as they are.
+commit's, `git archive COMMIT kernel_sources | tar -x -C DIR --strip-components=1`), or `lib=DIR`: fa-jit-bench runs
+on the libfa_jit.so.0 in DIR (another build's, e.g. `.carry/baseline` from `BASELINE_LIB=... scripts/gpu-pack`), for
+changes to host rules such as tile choice or grid shape; give that build's own kernel sources with `@DIR`. A variant
+with no changes is the sources as they are.
+
+    python3 bench/kernel_ab.py --variant main @.carry/ks_main lib=.carry/baseline --variant branch --rows "..."
 """
 import argparse
 import csv
@@ -39,7 +43,7 @@ def make_variant(base, changes, into):
     # AttentionParams must match the library's).
     sources = [c[1:] for c in changes if c.startswith("@")]
     shutil.copytree(sources[-1] if sources else base, into)
-    for change in (c for c in changes if not c.startswith("@")):
+    for change in (c for c in changes if not c.startswith("@") and not c.startswith("lib=")):
         m = re.fullmatch(r"([^:]+):(\w+)=(.+)", change)
         if not m:
             sys.exit(f"kernel_ab: a change is FILE:NAME=VALUE, got {change!r}")
@@ -51,8 +55,18 @@ def make_variant(base, changes, into):
         open(path, "w").write(pattern.sub(lambda x: x[1] + value + ";", text))
 
 
-def run_rows(bench, kernel_dir, rows, extra):
+def library_dir(changes):
+    # `lib=DIR`: the build whose libfa_jit.so.0 this variant's fa-jit-bench loads (None: the one it finds anyway).
+    dirs = [os.path.abspath(c[4:]) for c in changes if c.startswith("lib=")]
+    if dirs and not os.path.isfile(os.path.join(dirs[-1], "libfa_jit.so.0")):
+        sys.exit(f"kernel_ab: {dirs[-1]} has no libfa_jit.so.0")
+    return dirs[-1] if dirs else None
+
+
+def run_rows(bench, kernel_dir, rows, extra, lib_dir=None):
     env = dict(os.environ, FA_JIT_KERNEL_DIR=kernel_dir)
+    if lib_dir:
+        env["LD_LIBRARY_PATH"] = lib_dir + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     cmd = [bench, *shlex.split(rows), "--csv", "-q", *extra]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode not in (0, 1):
@@ -73,13 +87,15 @@ def main():
 
     rates, errors, status = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        dirs = []
+        dirs, libs = [], {}
         for name, *changes in a.variant:
             dirs.append((name, os.path.join(tmp, name)))
             make_variant(a.sources, changes, dirs[-1][1])
+            libs[name] = library_dir(changes)
+        compile_only = ["--reps", "1", "--warmup", "0", "--no-check"]
         with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:  # compiles only: one repetition, no check
-            list(pool.map(lambda job: run_rows(a.bench, job[1], job[0], ["--reps", "1", "--warmup", "0", "--no-check"]),
-                          [(rows, d) for rows in a.rows for _, d in dirs]))
+            list(pool.map(lambda job: run_rows(a.bench, job[1], job[0], compile_only, libs[job[2]]),
+                          [(rows, d, n) for rows in a.rows for n, d in dirs]))
         print("kernels compiled", file=sys.stderr)
         names = [n for n, _ in dirs]
         for rnd in range(a.rounds):
@@ -87,7 +103,7 @@ def main():
             timing = shlex.split(a.bench_args) + (["--no-check"] if rnd else [])
             for rows in a.rows:
                 for name, d in dirs:
-                    for r in run_rows(a.bench, d, rows, timing):
+                    for r in run_rows(a.bench, d, rows, timing, libs[name]):
                         key = (rows, r["dtype"], r["head_dim"], r["seqlen_q"], r["seqlen_k"], r["causal"])
                         if not rnd:
                             status[key, name] = r["status"]
