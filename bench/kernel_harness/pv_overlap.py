@@ -1,0 +1,73 @@
+"""How much of each key step's softmax overlaps its P V, read from the SASS of warp-specialized kernels (no GPU).
+
+A consumer's key step issues S of tile j and P V of tile j - 1, waits for S (`WARPGROUP.DEPBAR.LE gsb0, 0x1`), and
+runs the softmax of S while P V computes, until it must wait for P V (`WARPGROUP.DEPBAR.LE gsb0, 0x0`) before writing
+the next P. ptxas places that wait: under register pressure it moves it to the top of the softmax, and the step's
+exponentials then run after P V instead of beside it. For each key loop this prints how many of the step's `MUFU.EX2`
+come before the wait (the masked loop is the one with more compares and selects than exponentials). Compiled with
+NVRTC as the library does (resources.py); needs nvdisasm or cuobjdump (see resources.py).
+
+  python3 bench/kernel_harness/pv_overlap.py [--arch sm_90a] [--sources DIR] \\
+      "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, false>" ...
+
+Measured with it (bench/NOTES.md): d 128 at 128 keys runs 19 of 66 exponentials before the wait, at 176 keys none.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import resources
+
+
+def disassemble(tool, cubin):
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        args = [tool, "-sass", f.name] if "cuobjdump" in tool else [tool, f.name]
+        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def key_loops(lines):
+    """(exponentials before the wait for P V, exponentials, masked) for each wait for S."""
+    out = []
+    for i, line in enumerate(lines):
+        if "WARPGROUP.DEPBAR.LE gsb0, 0x1" not in line:
+            continue
+        before = total = compares = 0
+        waited = False
+        for step in lines[i + 1:]:
+            if "BAR.SYNC" in step or "EXIT" in step:
+                break  # the next turn
+            waited = waited or "WARPGROUP.DEPBAR.LE gsb0, 0x0" in step
+            compares += "ISETP" in step or "FSEL" in step
+            if "MUFU.EX2" in step:
+                total += 1
+                before += not waited
+        out.append((before, total, compares > total // 2))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kernels", nargs="+", help="name expressions of attention_f16_ws.cu")
+    ap.add_argument("--arch", default="sm_90a")
+    ap.add_argument("--sources", help="kernel sources to compile (default: this checkout's kernel_sources/)")
+    a = ap.parse_args()
+    if a.sources:
+        resources.KS = os.path.abspath(a.sources)
+    tool = resources.find_tool()
+    if tool is None:
+        sys.exit("pv_overlap: needs nvdisasm or cuobjdump (see resources.py)")
+    for name in a.kernels:
+        cubin, _, _, log = resources.nvrtc_compile("attention_f16_ws.cu", a.arch, name)
+        if cubin is None:
+            sys.exit(f"pv_overlap: {name} does not compile:\n{log}")
+        loops = key_loops(disassemble(tool, cubin))
+        cells = [f"{'masked' if m else 'unmasked'} {b} / {t}" for b, t, m in loops]
+        print(f"{name}: " + (", ".join(cells) if cells else "no key loop found"))
+
+
+if __name__ == "__main__":
+    main()
