@@ -3,8 +3,9 @@
 A consumer's key step issues S of tile j and P V of tile j - 1, waits for S (`WARPGROUP.DEPBAR.LE gsb0, 0x1`), and
 runs the softmax of S while P V computes, until it must wait for P V (`WARPGROUP.DEPBAR.LE gsb0, 0x0`) before writing
 the next P. ptxas places that wait: under register pressure it moves it to the top of the softmax, and the step's
-exponentials then run after P V instead of beside it. For each key loop this prints how many of the step's `MUFU.EX2`
-come before the wait (the masked loop is the one with more compares and selects than exponentials). Compiled with
+exponentials then run after P V instead of beside it. For each key loop this prints how many of the step's MUFU
+operations (`ex2`, and `tanh` with softcap) come before the wait (the masked loop is the one with more compares and
+selects than MUFU operations). Compiled with
 NVRTC as the library does (resources.py); needs nvdisasm or cuobjdump (see resources.py).
 
   python3 bench/kernel_harness/pv_overlap.py [--arch sm_90a] [--sources DIR] \\
@@ -30,7 +31,7 @@ def disassemble(tool, cubin):
 
 
 def key_loops(lines):
-    """(exponentials before the wait for P V, exponentials, masked) for each wait for S."""
+    """(MUFU operations before the wait for P V, MUFU operations, masked) for each wait for S."""
     out = []
     for i, line in enumerate(lines):
         if "WARPGROUP.DEPBAR.LE gsb0, 0x1" not in line:
@@ -42,7 +43,7 @@ def key_loops(lines):
                 break  # the next turn
             waited = waited or "WARPGROUP.DEPBAR.LE gsb0, 0x0" in step
             compares += "ISETP" in step or "FSEL" in step
-            if "MUFU.EX2" in step:
+            if "MUFU." in step:
                 total += 1
                 before += not waited
         out.append((before, total, compares > total // 2))
