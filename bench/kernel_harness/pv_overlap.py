@@ -15,19 +15,9 @@ Measured with it (bench/NOTES.md): d 128 at 128 keys runs 19 of 66 exponentials 
 """
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 
 import resources
-
-
-def disassemble(tool, cubin):
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        args = [tool, "-sass", f.name] if "cuobjdump" in tool else [tool, f.name]
-        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.splitlines()
 
 
 def key_loops(lines):
@@ -65,7 +55,7 @@ def main():
         cubin, _, _, log = resources.nvrtc_compile("attention_f16_ws.cu", a.arch, name)
         if cubin is None:
             sys.exit(f"pv_overlap: {name} does not compile:\n{log}")
-        loops = key_loops(disassemble(tool, cubin))
+        loops = key_loops(resources.sass_lines(tool, cubin))
         cells = [f"{'masked' if m else 'unmasked'} {b} / {t}" for b, t, m in loops]
         print(f"{name}: " + (", ".join(cells) if cells else "no key loop found"))
 

@@ -127,15 +127,19 @@ def nvrtc_compile(source, arch, name):
     return cubin.raw, ptx.value.decode(), low.value.decode(), log
 
 
-def sass_stats(tool, cubin):
-    if tool is None: return "-", "-"
+def sass_lines(tool, cubin):
+    """The disassembly of `cubin` by cuobjdump or nvdisasm (find_tool), one string per line."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
         args = [tool, "-sass", f.name] if "cuobjdump" in tool else [tool, f.name]
-        text = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def sass_stats(tool, cubin):
+    if tool is None: return "-", "-"
     instr = []
-    for line in text.splitlines():
+    for line in sass_lines(tool, cubin):
         m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
         if m and not m.group(1).startswith("NOP"): instr.append(m.group(1))
     return len(instr), hashlib.sha1("\n".join(instr).encode()).hexdigest()[:8]

@@ -99,11 +99,13 @@ public:
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
-        const TileConfig keys64 = ws_tile(64, 2, "ws");
-        const bool loops_at_64 = tile_loop({p.dtype, p.head_dim, p.causal, keys64}, p);
-        if (padded == 256 && (p.seqlen_k <= 512 || (loops_at_64 && p.seqlen_k <= (p.head_dim == 256 ? 8192 : 2048))))
-            return {keys64, ws_tile(80, 2, "ws")};
-        if (padded == 256) return {ws_tile(80, 2, "ws"), keys64};
+        if (padded == 256) {
+            const TileConfig keys64 = ws_tile(64, 2, "ws"), keys80 = ws_tile(80, 2, "ws");
+            const int loop_limit = p.head_dim == 256 ? 8192 : 2048;  // where 64 keys in pairs of tiles lead
+            const bool short_rows = p.seqlen_k <= 512 ||
+                                    (p.seqlen_k <= loop_limit && tile_loop({p.dtype, p.head_dim, p.causal, keys64}, p));
+            return short_rows ? std::vector<TileConfig>{keys64, keys80} : std::vector<TileConfig>{keys80, keys64};
+        }
         if (padded == 192 && p.seqlen_k >= (p.causal ? 4096 : 2048))
             return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
         if (padded <= 128) return {ws_tile(128, 3, "ws"), ws_tile(64, 3, "ws")};
