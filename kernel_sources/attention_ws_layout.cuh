@@ -61,23 +61,18 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
 }
 
 // Whether the kernel may loop over tiles (a 1-d grid, tile/coords.cuh's tile_at order) or takes one per block (grid:
-// query tiles x heads x batch): it may without per-sequence keys (a sliding window, packed sequences, a paged cache),
-// below d 192, and at d 136-256 with up to 64 keys per step (the tile of short rows; at 112 keys d 192's loop spilled,
-// and at 80 keys d 256's, until the wgmma descriptors moved to uniform registers: branch wip/loop-wide-tiles lifts
-// this). At d 200-256 and 64 keys the loop runs 6 % (4 % under the causal mask) faster at 512 keys than one tile per
-// block (bench/NOTES.md, "d 256 blocks that loop"). Without the causal mask every tile costs the same and a block takes
-// every gridDim.x-th. Under it only the tile_loop variant loops, its blocks taking pairs of tiles of about equal cost
-// (tile/coords.cuh, tile_at).
-FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_dim, int block_n,
+// query tiles x heads x batch): it may without per-sequence keys (a sliding window, packed sequences, a paged cache).
+// Without the causal mask every tile costs the same and a block takes every gridDim.x-th. Under it only the tile_loop
+// variant loops, its blocks taking pairs of tiles of about equal cost (tile/coords.cuh, tile_at). Until the wgmma
+// descriptors moved to uniform registers, d 136-256 looped only at 64 keys and 192-row tiles only at 64 or 96 keys:
+// the loop spilled elsewhere (d 192 at 112 keys, d 256 at 80, d 64 192 x 128: 4 bytes, d 88-96 192 x 80: 8). Every
+// tile now compiles without spills either way.
+FA_JIT_HOST_DEVICE constexpr bool persistent(int /*block_m*/, bool causal, int /*head_dim*/, int /*block_n*/,
                                              bool per_sequence_keys = false, bool tile_loop = false) {
-    const int padded = padded_head_dim(head_dim);
-    return !per_sequence_keys && (padded < 192 || block_n <= 64) &&
-           (!causal || (tile_loop && (block_m == 128 || block_n == 64 || block_n == 96)));
+    return !per_sequence_keys && (!causal || tile_loop);
 }
 // Whether a causal kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop, taken for rows
-// of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a loop compiled in ran 1-2 % slower). 192
-// rows only at 64 or 96 keys: with 80 or 128 ptxas spilled (d 88-96 192 x 80: 8 bytes, d 64 192 x 128: 4; none since
-// the uniform descriptors).
+// of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a loop compiled in ran 1-2 % slower).
 FA_JIT_HOST_DEVICE constexpr bool tile_loop(int block_m, bool causal, int head_dim, int block_n,
                                             bool per_sequence_keys) {
     return causal && persistent(block_m, causal, head_dim, block_n, per_sequence_keys, true);

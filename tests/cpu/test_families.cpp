@@ -190,11 +190,11 @@ TEST_CASE(
     // may loop, else (query tile, head, sequence); causal: pairs of tiles up to 8k keys.
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
-    CHECK(grid(true, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});   // 112 keys: never loops
-    CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});  // 64 keys: may loop
-    CHECK(grid(false, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // 112 keys: never loops
-    CHECK(grid(false, 256, {128, 80, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});   // d 256, 80 keys: registers
-    CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{2048, 1, 1});  // 64 keys: may loop
+    CHECK(grid(true, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});  // every tile loops
+    CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});
+    CHECK(grid(false, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{2048, 1, 1});
+    CHECK(grid(false, 256, {128, 80, 12, 2, "ws"}) == std::vector<unsigned>{2048, 1, 1});
+    CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{2048, 1, 1});
     a.seqlen_k = 16384;  // past 8k keys causal blocks take one tile each
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
     // Up to 2k keys the blocks loop: 2048 tiles over 132 blocks.
@@ -202,12 +202,12 @@ TEST_CASE(
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(false, 96, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 128
     CHECK(grid(false, 160, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 192
-    CHECK(grid(false, 160, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
+    CHECK(grid(false, 160, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(true, 224, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});   // padded to 256, in pairs
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // pairs of tiles
     CHECK(grid(true, 160, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
-    CHECK(grid(true, 64, {192, 128, 16, 3, "ws"}) == std::vector<unsigned>{21, 16, 4});  // 192 rows: registers
+    CHECK(grid(true, 64, {192, 128, 16, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // 192 rows, in pairs
     a.batch = 1, a.heads_q = a.heads_kv = 2, a.seqlen_q = 300;  // fewer tiles than SMs: one block each
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{6, 1, 1});
     // The looping variant: 3 query tiles per head, and a fourth without rows that keeps pairs within a head.
