@@ -97,7 +97,7 @@ public:
             return {pairs_192x96, ws_tile(128, 3, "ws")};
         if (padded == 64 && (!p.causal || p.seqlen_k >= 2048))
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
-        if (ws_layout::max_keys_at_192_rows(p.head_dim) == 96 && p.seqlen_k >= 2048)
+        if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) {
             const TileConfig keys64 = ws_tile(64, 2, "ws"), keys80 = ws_tile(80, 2, "ws");
