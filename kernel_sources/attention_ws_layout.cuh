@@ -47,7 +47,8 @@ FA_JIT_HOST_DEVICE constexpr int max_keys_at_192_rows(int head_dim) {
 
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int head_dim, int stages) {
     return legal_rows(block_m) && (block_m == 128 || block_n <= max_keys_at_192_rows(head_dim)) &&
-           (block_n == 64 || block_n == 80 || block_n == 96 || block_n == 112 || block_n == 128 || block_n == 192) &&
+           (block_n == 64 || block_n == 80 || block_n == 96 || block_n == 112 || block_n == 128 || block_n == 160 ||
+            block_n == 176 || block_n == 192) &&
            head_dim % 8 == 0 && head_dim >= 8 && head_dim <= 256 && stages >= 2 && stages <= 4 &&
            smem_bytes(block_m, block_n, head_dim, stages) <= 227 * 1024;
 }

@@ -65,6 +65,11 @@ __device__ __forceinline__ void hold(float (&d)[N][4]) {
     "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "  \
     "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "  \
     "%78, %79}"
+#define FA_JIT_WGMMA_D88                                                                                              \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
+    "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "  \
+    "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, "  \
+    "%68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}"
 #define FA_JIT_WGMMA_D112                                                                              \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
     "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "  \
@@ -104,11 +109,12 @@ __device__ __forceinline__ void hold(float (&d)[N][4]) {
 // D[64xN] (+)= A[64x16] B[16xN], both operands K-major in shared memory; accumulate iff `accumulate` != 0.
 // D is N / 8 consecutive n-tiles d[0..N/8-1][4] in the mma.sync m16n8 accumulator layout, per warp w of the
 // warpgroup: d[i][e] is row 16w + g + 8 (e >> 1), column 8i + 2t + (e & 1) (lane = 4g + t). N = 64, 80, 96, 112, 128
-// or 192: one instruction reads the A operand once for all N columns.
+// 160, 176 or 192: one instruction reads the A operand once for all N columns.
 template <int N, bool kBf16>
 __device__ __forceinline__ void mma_ss_n(float (*d)[4], unsigned long long a_desc, unsigned long long b_desc,
                                          int accumulate) {
-    static_assert(N == 64 || N == 80 || N == 96 || N == 112 || N == 128 || N == 192, "an N with an instruction here");
+    static_assert(N == 64 || N == 80 || N == 96 || N == 112 || N == 128 || N == 160 || N == 176 || N == 192,
+                  "an N with an instruction here");
     if constexpr (N == 64) {
         FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 64, FA_JIT_WGMMA_D32, "32", "33", "34", FA_JIT_WGMMA_T8(d));
     } else if constexpr (N == 80) {
@@ -123,6 +129,12 @@ __device__ __forceinline__ void mma_ss_n(float (*d)[4], unsigned long long a_des
     } else if constexpr (N == 128) {
         FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 128, FA_JIT_WGMMA_D64, "64", "65", "66", FA_JIT_WGMMA_T8(d),
                           FA_JIT_WGMMA_T8((d + 8)));
+    } else if constexpr (N == 160) {
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 160, FA_JIT_WGMMA_D80, "80", "81", "82", FA_JIT_WGMMA_T8(d),
+                          FA_JIT_WGMMA_T8((d + 8)), FA_JIT_WGMMA_T4((d + 16)));
+    } else if constexpr (N == 176) {
+        FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 176, FA_JIT_WGMMA_D88, "88", "89", "90", FA_JIT_WGMMA_T8(d),
+                          FA_JIT_WGMMA_T8((d + 8)), FA_JIT_WGMMA_T4((d + 16)), FA_JIT_WGMMA_T2((d + 20)));
     } else {
         FA_JIT_WGMMA_BOTH(FA_JIT_WGMMA_SS, 192, FA_JIT_WGMMA_D96, "96", "97", "98", FA_JIT_WGMMA_T8(d),
                           FA_JIT_WGMMA_T8((d + 8)), FA_JIT_WGMMA_T8((d + 16)));

@@ -136,7 +136,7 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     std::mt19937 rng(90);
     for (int d : {64, 128, 192, 256})
         for (int block_m : {128, 192})  // two or three consumer warpgroups
-            for (int block_n : {64, 80, 96, 112, 128, 192})
+            for (int block_n : {64, 80, 96, 112, 128, 160, 176, 192})
                 for (int stages : {2, 3}) {
                     const TileConfig tile{block_m, block_n, block_m / 16 + 4, stages, "ws"};
                     if (!tile_is_legal(DType::bf16, d, tile)) continue;

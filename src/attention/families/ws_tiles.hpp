@@ -25,7 +25,7 @@ inline std::vector<TileConfig> ws_sweep_tiles(int head_dim, const std::string& v
                                               std::initializer_list<int> rows = {128}) {
     std::vector<TileConfig> out;
     for (int block_m : rows)
-        for (int block_n : {64, 80, 96, 112, 128, 192})
+        for (int block_n = 64; block_n <= 192; block_n += 16)  // those ws_layout::legal admits
             for (int stages : {2, 3, 4})
                 if (ws_layout::legal(block_m, block_n, head_dim, stages))
                     out.push_back(ws_tile(block_n, stages, variant, block_m));
