@@ -228,14 +228,24 @@ def check(fa, sets, o, causal, code, ref, rows, peer_err, tol):
     return err, ok
 
 
-def time_builds(builds, sets, o, causal, code, args):
-    """Median ms of each build, timed in `args.rounds` alternating rounds (A B A B ...) of args.reps repetitions, so
-    that clock and thermal drift during a row fall on every build alike."""
-    per_build = [[] for _ in builds]
-    for _ in range(args.rounds):
-        for i, fa in enumerate(builds):
-            per_build[i].append(time_ms(lambda q, k, v: fa(q, k, v, o, causal, code), sets, args.warmup, args.reps))
-    return [statistics.median(ms) for ms in per_build]
+def time_rounds(timers, args):
+    """Median ms of each timer (name -> a function that times its contender once and returns ms), over `args.rounds`
+    rounds that run every timer once, each round starting one name later: no contender is always timed first, right
+    after the float64 checks, and clock and power drift during a row fall on all alike (under sustained tensor-core
+    load an H200 holds its 700 W cap by lowering the SM clock: bench/NOTES.md, "Power"). A timer that raises
+    RuntimeError (a backend without this dtype or shape) gets None."""
+    names = list(timers)
+    samples = {name: [] for name in names}
+    for r in range(max(1, args.rounds)):
+        first = r % len(names) if names else 0
+        for name in names[first:] + names[:first]:
+            if samples[name] is None:
+                continue
+            try:
+                samples[name].append(timers[name]())
+            except RuntimeError:
+                samples[name] = None
+    return {name: statistics.median(got) if got else None for name, got in samples.items()}
 
 
 def run_dtype(args, fa, dtype_name, base=None, fa4=None):
@@ -275,24 +285,33 @@ def run_dtype(args, fa, dtype_name, base=None, fa4=None):
                 print(f"WRONG: baseline {row} rel err {base_err:.3g}", flush=True)
             elif ok:
                 builds.append(base)
-        times = time_builds(builds, sets, o, causal, code, args) if builds else []
-        row["fa_jit_tflops"] = flops / times[0] / 1e9 if ok else None
-        if base:
-            row["base_tflops"] = flops / times[1] / 1e9 if ok and base_ok else None
+        timers = {}
+        for key, build in zip(["fa_jit", "base"], builds):
+            timers[key] = lambda build=build: time_ms(lambda q, k, v: build(q, k, v, o, causal, code), sets,
+                                                      args.warmup, args.reps)
+        bshd = None
         for peer in peers:
-            try:
-                if peer == "fa4":  # BSHD copies (FA4's layout), not timed; its error on the same rows for the record
+            if peer == "fa4":  # BSHD copies (FA4's layout), not timed; its error on the same rows for the record
+                try:
                     bshd = [tuple(x.transpose(1, 2).contiguous() for x in s) for s in sets]
                     row["fa4_rel_err"] = rel_err(fa4(*bshd[0], causal).transpose(1, 2), ref, rows)
-                    ms = time_ms(lambda q, k, v: fa4(q, k, v, causal), bshd, args.warmup, args.reps)
-                    del bshd
-                else:
-                    with sdpa_kernel(PEERS[peer]):
-                        ms = time_ms(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-                                     sets, args.warmup, args.reps)
-                row[f"{peer}_tflops"] = flops / ms / 1e9
-            except RuntimeError:  # the backend does not support this dtype or shape
-                row[f"{peer}_tflops"] = None
+                except RuntimeError:  # FA4 does not take this dtype or shape
+                    bshd = None
+                    continue
+                timers[peer] = lambda: time_ms(lambda q, k, v: fa4(q, k, v, causal), bshd, args.warmup, args.reps)
+            else:
+                def sdpa_timer(peer=peer):
+                    with sdpa_kernel(PEERS[peer]):  # entered outside the timed calls
+                        return time_ms(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                                       sets, args.warmup, args.reps)
+                timers[peer] = sdpa_timer
+        ms = time_rounds(timers, args)
+        del bshd
+        row["fa_jit_tflops"] = flops / ms["fa_jit"] / 1e9 if ms.get("fa_jit") else None
+        if base:
+            row["base_tflops"] = flops / ms["base"] / 1e9 if ms.get("base") else None
+        for peer in peers:
+            row[f"{peer}_tflops"] = flops / ms[peer] / 1e9 if ms.get(peer) else None
         best = max((row[f"{p}_tflops"] or 0 for p in fastest), default=0)
         row["best_ratio"] = row["fa_jit_tflops"] / best if best and row["fa_jit_tflops"] else None
         results.append(row)
@@ -816,8 +835,8 @@ def main():
     p.add_argument("--json", help="write the rows here")
     p.add_argument("--baseline-lib", help="a second fa-jit library to time beside --lib (e.g. an earlier commit's)")
     p.add_argument("--rounds", type=int, default=1,
-                   help="alternating timing rounds per row (median over rounds): --lib and --baseline-lib in the "
-                        "prefill rows, every build and peer in the decode rows")
+                   help="timing rounds per row, each timing every build and peer once in a rotating order (median "
+                        "over rounds)")
     args = p.parse_args()
 
     decode = args.decode or args.ragged
