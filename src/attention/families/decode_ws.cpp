@@ -43,7 +43,8 @@ public:
     // KV TB/s (bench/NOTES.md, "decode-ws"): d 128, B 64, 4k / 32k keys: 2.57 / 4.05 at 128 keys in 3 stages,
     // 2.60 / 4.13 in 2, 2.60 / 3.78 at 64 keys in 4, 2.51 / 4.07 at 192 keys; d 64, B 64, 32k / 128k: 3.34 / 3.61 at
     // 192 keys in 2 stages, 3.28 / 3.57 in 3, 3.21 / 3.46 at 128 keys in 3. Later, 4 tokens, 8 splits at 128k / 2 at
-    // 32k, 3 rounds: d 128 at 128 keys, 3 -> 2 stages, B 16 128k 4.26 -> 4.35 and B 64 32k +2.1 % (bf16 and fp16 alike).
+    // 32k, 3 rounds: d 128 at 128 keys, 3 -> 2 stages, B 16 128k 4.26 -> 4.35 and B 64 32k +2.1 % (bf16 and fp16
+    // alike).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
         if (padded == 256) return {ws_tile(80, 2, "ws-split"), ws_tile(64, 2, "ws-split")};
