@@ -108,7 +108,7 @@ __device__ __forceinline__ void hold(float (&d)[N][4]) {
 
 // D[64xN] (+)= A[64x16] B[16xN], both operands K-major in shared memory; accumulate iff `accumulate` != 0.
 // D is N / 8 consecutive n-tiles d[0..N/8-1][4] in the mma.sync m16n8 accumulator layout, per warp w of the
-// warpgroup: d[i][e] is row 16w + g + 8 (e >> 1), column 8i + 2t + (e & 1) (lane = 4g + t). N = 64, 80, 96, 112, 128
+// warpgroup: d[i][e] is row 16w + g + 8 (e >> 1), column 8i + 2t + (e & 1) (lane = 4g + t). N = 64, 80, 96, 112, 128,
 // 160, 176 or 192: one instruction reads the A operand once for all N columns.
 template <int N, bool kBf16>
 __device__ __forceinline__ void mma_ss_n(float (*d)[4], unsigned long long a_desc, unsigned long long b_desc,
