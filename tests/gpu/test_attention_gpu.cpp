@@ -20,103 +20,111 @@ using namespace fa_jit::testing;
 
 TEST_CASE("attention matches a float64 reference over a grid of shapes in fp32, fp16 and bf16", "[attention]") {
     current_device();
-    std::mt19937 rng(2026);
-    const std::vector<Case> cases = {
-        {1, 1, 1, 1, 1, 16, false, Layout::bhsd},
-        {2, 3, 3, 77, 77, 64, false, Layout::bshd},
-        {2, 4, 2, 100, 300, 64, true, Layout::bhsd},   // GQA; causal with Nq < Nk
-        {1, 2, 1, 300, 100, 128, true, Layout::bshd},  // MQA; causal with Nq > Nk: the first 200 rows see no key
-        {1, 8, 1, 129, 257, 96, false, Layout::padded},
-        {3, 2, 2, 513, 513, 128, true, Layout::bhsd},
-        {1, 2, 2, 200, 333, 256, false, Layout::bshd},
-        {1, 2, 2, 190, 190, 256, true, Layout::padded},
-        {1, 3, 3, 65, 65, 40, true, Layout::bhsd},
-        {1, 2, 2, 70, 90, 72, false, Layout::bshd},
-        {1, 2, 1, 111, 64, 160, true, Layout::bshd},
-        {1, 2, 2, 64, 200, 192, false, Layout::padded},
-        {1, 1, 1, 33, 47, 7, false, Layout::bhsd},     // head_dim below 16 and odd: 4-byte copies
-        {1, 2, 2, 20, 0, 64, false, Layout::bshd},     // no keys at all: O = 0, LSE = -inf
-        {4, 64, 8, 64, 64, 32, false, Layout::bhsd},   // 256 (batch, head) pairs
-        {2, 96, 96, 40, 40, 16, true, Layout::bshd},   // 192 pairs, tiny head dim
-        {1, 2, 2, 64, 8192, 64, false, Layout::bhsd},  // many keys: accumulation error must not grow with seqlen_k
-        {1, 2, 1, 48, 6000, 128, true, Layout::bshd},
-        {2, 4, 2, 256, 512, 128, true, Layout::bhsd},  // every tile divides both lengths: no bounds checks
-        {1, 4, 4, 128, 128, 64, false, Layout::padded},
-        {1, 2, 2, 512, 512, 256, false, Layout::bshd},
-    };
-    for (const Case& c : cases) check_case_all_dtypes(c, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(2026);
+        const std::vector<Case> cases = {
+            {1, 1, 1, 1, 1, 16, false, Layout::bhsd},
+            {2, 3, 3, 77, 77, 64, false, Layout::bshd},
+            {2, 4, 2, 100, 300, 64, true, Layout::bhsd},   // GQA; causal with Nq < Nk
+            {1, 2, 1, 300, 100, 128, true, Layout::bshd},  // MQA; causal with Nq > Nk: the first 200 rows see no key
+            {1, 8, 1, 129, 257, 96, false, Layout::padded},
+            {3, 2, 2, 513, 513, 128, true, Layout::bhsd},
+            {1, 2, 2, 200, 333, 256, false, Layout::bshd},
+            {1, 2, 2, 190, 190, 256, true, Layout::padded},
+            {1, 3, 3, 65, 65, 40, true, Layout::bhsd},
+            {1, 2, 2, 70, 90, 72, false, Layout::bshd},
+            {1, 2, 1, 111, 64, 160, true, Layout::bshd},
+            {1, 2, 2, 64, 200, 192, false, Layout::padded},
+            {1, 1, 1, 33, 47, 7, false, Layout::bhsd},     // head_dim below 16 and odd: 4-byte copies
+            {1, 2, 2, 20, 0, 64, false, Layout::bshd},     // no keys at all: O = 0, LSE = -inf
+            {4, 64, 8, 64, 64, 32, false, Layout::bhsd},   // 256 (batch, head) pairs
+            {2, 96, 96, 40, 40, 16, true, Layout::bshd},   // 192 pairs, tiny head dim
+            {1, 2, 2, 64, 8192, 64, false, Layout::bhsd},  // many keys: accumulation error must not grow with seqlen_k
+            {1, 2, 1, 48, 6000, 128, true, Layout::bshd},
+            {2, 4, 2, 256, 512, 128, true, Layout::bhsd},  // every tile divides both lengths: no bounds checks
+            {1, 4, 4, 128, 128, 64, false, Layout::padded},
+            {1, 2, 2, 512, 512, 256, false, Layout::bshd},
+        };
+        for (const Case& c : cases) check_case_all_dtypes(c, rng);
+    });
 }
 
 // A few shapes that together reach every code path (edges, causal both ways, GQA, odd head dims, no keys), small
 // enough to run under compute-sanitizer memcheck and racecheck (scripts/gpu-check).
 TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
     current_device();
-    std::mt19937 rng(11);
-    const std::vector<Case> cases = {
-        {1, 2, 1, 70, 45, 64, true, Layout::bshd},    // Nq > Nk causal: rows without keys
-        {1, 2, 2, 45, 70, 128, true, Layout::bhsd},   // Nq < Nk causal
-        {1, 2, 1, 33, 47, 7, false, Layout::padded},  // 4-byte copies
-        {1, 1, 1, 40, 90, 256, false, Layout::bshd},
-        {1, 1, 1, 10, 0, 32, false, Layout::bshd},
-        {1, 2, 2, 128, 192, 96, true, Layout::bhsd},    // fp16/bf16 without bounds checks
-        {1, 4, 2, 200, 330, 256, true, Layout::bshd},   // sm_90: the warp-specialized kernel, ragged, GQA
-        {1, 2, 1, 300, 200, 128, false, Layout::bshd},  // and its persistent blocks
-        // Score modifiers: a window crossing tile borders with rows that see no key, softcap and ALiBi with GQA.
-        {1, 4, 2, 150, 100, 128, true, Layout::bshd, {}, {}, 0, false, Mods{30, 5, 6.f, true}},
-        {1, 2, 1, 90, 140, 64, false, Layout::bhsd, {}, {}, 0, false, Mods{20, 10}},
-    };
-    for (const Case& c : cases) check_case_all_dtypes(c, rng);
-    // Packed sequences (fp16 / bf16 families only).
-    Case packed{1, 4, 2, 200, 150, 128, true, Layout::bshd};
-    packed.seqlens_q = {0, 200, 1, 70}, packed.seqlens_k = {5, 150, 0, 129};
-    for (DType dtype : {DType::bf16, DType::f16}) check_case(packed, dtype, rng);
-    // sm_90: the warp-specialized kernel's 192-key tile (one S instruction of 192 columns) on ragged keys; three
-    // consumer warpgroups (192 rows), ragged and causal.
-    if (current_device().cc() == 90) {
-        check_case({1, 2, 1, 150, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
-        check_case({1, 4, 2, 400, 300, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
-        check_case({1, 2, 1, 250, 330, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
-        // More tiles than SMs: blocks that loop, O in 16-byte stores from the registers (d 128; d 160 at 64 keys).
-        check_case({1, 140, 140, 100, 150, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
-        check_case({1, 140, 70, 130, 90, 160, false, Layout::bhsd, {128, 64, 12, 3, "ws"}}, DType::f16, rng);
-        // Under the causal mask, pairs of tiles; Nq > Nk: the first tile of each head has no keys.
-        check_case({1, 50, 10, 300, 100, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
-    }
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(11);
+        const std::vector<Case> cases = {
+            {1, 2, 1, 70, 45, 64, true, Layout::bshd},    // Nq > Nk causal: rows without keys
+            {1, 2, 2, 45, 70, 128, true, Layout::bhsd},   // Nq < Nk causal
+            {1, 2, 1, 33, 47, 7, false, Layout::padded},  // 4-byte copies
+            {1, 1, 1, 40, 90, 256, false, Layout::bshd},
+            {1, 1, 1, 10, 0, 32, false, Layout::bshd},
+            {1, 2, 2, 128, 192, 96, true, Layout::bhsd},    // fp16/bf16 without bounds checks
+            {1, 4, 2, 200, 330, 256, true, Layout::bshd},   // sm_90: the warp-specialized kernel, ragged, GQA
+            {1, 2, 1, 300, 200, 128, false, Layout::bshd},  // and its persistent blocks
+            // Score modifiers: a window crossing tile borders with rows that see no key, softcap and ALiBi with GQA.
+            {1, 4, 2, 150, 100, 128, true, Layout::bshd, {}, {}, 0, false, Mods{30, 5, 6.f, true}},
+            {1, 2, 1, 90, 140, 64, false, Layout::bhsd, {}, {}, 0, false, Mods{20, 10}},
+        };
+        for (const Case& c : cases) check_case_all_dtypes(c, rng);
+        // Packed sequences (fp16 / bf16 families only).
+        Case packed{1, 4, 2, 200, 150, 128, true, Layout::bshd};
+        packed.seqlens_q = {0, 200, 1, 70}, packed.seqlens_k = {5, 150, 0, 129};
+        for (DType dtype : {DType::bf16, DType::f16}) check_case(packed, dtype, rng);
+        // sm_90: the warp-specialized kernel's 192-key tile (one S instruction of 192 columns) on ragged keys; three
+        // consumer warpgroups (192 rows), ragged and causal.
+        if (current_device().cc() == 90) {
+            check_case({1, 2, 1, 150, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
+            check_case({1, 4, 2, 400, 300, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
+            check_case({1, 2, 1, 250, 330, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
+            // More tiles than SMs: blocks that loop, O in 16-byte stores from the registers (d 128; d 160 at 64 keys).
+            check_case({1, 140, 140, 100, 150, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+            check_case({1, 140, 70, 130, 90, 160, false, Layout::bhsd, {128, 64, 12, 3, "ws"}}, DType::f16, rng);
+            // Under the causal mask, pairs of tiles; Nq > Nk: the first tile of each head has no keys.
+            check_case({1, 50, 10, 300, 100, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+        }
+    });
 }
 
 TEST_CASE("every tile configuration of a head dim computes the same function", "[attention]") {
     current_device();
-    std::mt19937 rng(7);
-    for (bool causal : {false, true})
-        for (const TileConfig& tile : tile_configs(DType::f32, 64)) {
-            if (tile.block_m > 64 && tile.warps < 4) continue;  // slow and never chosen; still compiled in CI
-            check_case({1, 2, 2, 150, 170, 64, causal, Layout::bshd, tile}, DType::f32, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(7);
+        for (bool causal : {false, true})
+            for (const TileConfig& tile : tile_configs(DType::f32, 64)) {
+                if (tile.block_m > 64 && tile.warps < 4) continue;  // slow and never chosen; still compiled in CI
+                check_case({1, 2, 2, 150, 170, 64, causal, Layout::bshd, tile}, DType::f32, rng);
+            }
+        // fp16/bf16 (every prefill family where the GPU runs it; the decode family's tiles are in test_decode_gpu.cpp):
+        // the bounds-checked variant on ragged lengths, the unchecked one on lengths every tile divides.
+        const int cc = current_device().cc();
+        REQUIRE(tile_configs(DType::bf16, 64) == tile_configs(DType::f16, 64));
+        for (const TileConfig& tile : tile_configs({DType::bf16, 64, true, 150, 170}, cc)) {
+            check_case({1, 2, 1, 150, 170, 64, true, Layout::bshd, tile}, DType::bf16, rng);
+            check_case({1, 2, 2, 256, 384, 64, false, Layout::bhsd, tile}, DType::f16, rng);
         }
-    // fp16/bf16 (every prefill family where the GPU runs it; the decode family's tiles are in test_decode_gpu.cpp):
-    // the bounds-checked variant on ragged lengths, the unchecked one on lengths every tile divides.
-    const int cc = current_device().cc();
-    REQUIRE(tile_configs(DType::bf16, 64) == tile_configs(DType::f16, 64));
-    for (const TileConfig& tile : tile_configs({DType::bf16, 64, true, 150, 170}, cc)) {
-        check_case({1, 2, 1, 150, 170, 64, true, Layout::bshd, tile}, DType::bf16, rng);
-        check_case({1, 2, 2, 256, 384, 64, false, Layout::bhsd, tile}, DType::f16, rng);
-    }
+    });
 }
 
 // On sm_90 attention() picks the wgmma kernel for head dims that are multiples of 64, so the shape grid above no
 // longer reaches the mma.sync kernel there: run both families at those head dims, every wgmma tile included.
 TEST_CASE("both fp16/bf16 kernels at the head dims the wgmma kernel serves", "[attention]") {
     const int cc = current_device().cc();
-    std::mt19937 rng(64);
-    for (int d : {64, 128, 192, 256}) {
-        std::vector<TileConfig> tiles = {default_tile_config(80, {DType::bf16, d, true, 4096, 4096})};  // mma.sync
-        for (const TileConfig& tile : tile_configs(DType::bf16, d))
-            if (tile.variant == "wgmma" && tile_runs_on(tile, cc)) tiles.push_back(tile);
-        for (const TileConfig& tile : tiles) {
-            check_case({1, 2, 1, 150, 170, d, true, Layout::bshd, tile}, DType::bf16, rng);
-            check_case({2, 2, 2, 256, 384, d, false, Layout::bhsd, tile}, DType::f16, rng);
-            check_case({1, 2, 2, 200, 130, d, true, Layout::padded, tile}, DType::f16, rng);  // Nq > Nk: empty rows
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(64);
+        for (int d : {64, 128, 192, 256}) {
+            std::vector<TileConfig> tiles = {default_tile_config(80, {DType::bf16, d, true, 4096, 4096})};  // mma.sync
+            for (const TileConfig& tile : tile_configs(DType::bf16, d))
+                if (tile.variant == "wgmma" && tile_runs_on(tile, cc)) tiles.push_back(tile);
+            for (const TileConfig& tile : tiles) {
+                check_case({1, 2, 1, 150, 170, d, true, Layout::bshd, tile}, DType::bf16, rng);
+                check_case({2, 2, 2, 256, 384, d, false, Layout::bhsd, tile}, DType::f16, rng);
+                check_case({1, 2, 2, 200, 130, d, true, Layout::padded, tile}, DType::f16, rng);  // Nq > Nk: empty rows
+            }
         }
-    }
+    });
 }
 
 namespace {
@@ -133,104 +141,110 @@ bool runs_ws_family() {
 // keys), BSHD, BHSD and padded strides, and sequences without keys: every legal tile at the multiples of 64;
 TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (sm_90)", "[attention]") {
     if (!runs_ws_family()) return;
-    std::mt19937 rng(90);
-    for (int d : {64, 128, 192, 256})
-        for (int block_m : {128, 192})  // two or three consumer warpgroups
-            for (int block_n : {64, 80, 96, 112, 128, 160, 176, 192})
-                for (int stages : {2, 3}) {
-                    const TileConfig tile{block_m, block_n, block_m / 16 + 4, stages, "ws"};
-                    if (!tile_is_legal(DType::bf16, d, tile)) continue;
-                    INFO(tile.to_string());
-                    check_case({2, 4, 2, 300, 517, d, true, Layout::bshd, tile}, DType::bf16, rng);
-                    check_case({1, 2, 2, 200, 130, d, true, Layout::padded, tile}, DType::f16, rng);
-                    check_case({2, 2, 1, 128, 256, d, false, Layout::bhsd, tile}, DType::bf16, rng);
-                }
-    check_case({1, 2, 2, 70, 0, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(90);
+        for (int d : {64, 128, 192, 256})
+            for (int block_m : {128, 192})  // two or three consumer warpgroups
+                for (int block_n : {64, 80, 96, 112, 128, 160, 176, 192})
+                    for (int stages : {2, 3}) {
+                        const TileConfig tile{block_m, block_n, block_m / 16 + 4, stages, "ws"};
+                        if (!tile_is_legal(DType::bf16, d, tile)) continue;
+                        INFO(tile.to_string());
+                        check_case({2, 4, 2, 300, 517, d, true, Layout::bshd, tile}, DType::bf16, rng);
+                        check_case({1, 2, 2, 200, 130, d, true, Layout::padded, tile}, DType::f16, rng);
+                        check_case({2, 2, 1, 128, 256, d, false, Layout::bhsd, tile}, DType::bf16, rng);
+                    }
+        check_case({1, 2, 2, 70, 0, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+    });
 }
 
 // one tile at every other multiple of 8 (padded in shared memory), and the wide tiles of those head dims;
 TEST_CASE("the warp-specialized kernel matches the reference for forced tiles at padded head dims (sm_90)",
           "[attention]") {
     if (!runs_ws_family()) return;
-    std::mt19937 rng(91);
-    for (int d = 8; d <= 256; d += 8) {
-        if (d % 64 == 0) continue;
-        const TileConfig tile{128, d <= 128 ? 128 : 64, 12, 2, "ws"};
-        INFO("d " << d);
-        check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, tile}, DType::bf16, rng);
-        check_case({1, 2, 1, 150, 260, d, false, Layout::padded, tile}, DType::f16, rng);
-        if (d > 128) continue;
-        const TileConfig rows192{192, d <= 80 ? 80 : d <= 96 ? 96 : 64, 16, 3, "ws"};  // three consumer warpgroups
-        check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, rows192}, DType::bf16, rng);
-        check_case({1, 2, 1, 450, 260, d, false, Layout::padded, rows192}, DType::f16, rng);
-    }
-    check_case({1, 2, 2, 70, 0, 96, false, Layout::bhsd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
-    // The wide tiles of padded head dims: 112 keys at d 136..184, 80 keys at d 200..248.
-    for (int d : {136, 160, 184, 200, 224, 248}) {
-        const TileConfig tile{128, d <= 192 ? 112 : 80, 12, 2, "ws"};
-        INFO("d " << d << " " << tile.to_string());
-        check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, tile}, DType::bf16, rng);
-        check_case({1, 2, 1, 650, 700, d, false, Layout::padded, tile}, DType::f16, rng);
-    }
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(91);
+        for (int d = 8; d <= 256; d += 8) {
+            if (d % 64 == 0) continue;
+            const TileConfig tile{128, d <= 128 ? 128 : 64, 12, 2, "ws"};
+            INFO("d " << d);
+            check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, tile}, DType::bf16, rng);
+            check_case({1, 2, 1, 150, 260, d, false, Layout::padded, tile}, DType::f16, rng);
+            if (d > 128) continue;
+            const TileConfig rows192{192, d <= 80 ? 80 : d <= 96 ? 96 : 64, 16, 3, "ws"};  // three consumer warpgroups
+            check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, rows192}, DType::bf16, rng);
+            check_case({1, 2, 1, 450, 260, d, false, Layout::padded, rows192}, DType::f16, rng);
+        }
+        check_case({1, 2, 2, 70, 0, 96, false, Layout::bhsd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+        // The wide tiles of padded head dims: 112 keys at d 136..184, 80 keys at d 200..248.
+        for (int d : {136, 160, 184, 200, 224, 248}) {
+            const TileConfig tile{128, d <= 192 ? 112 : 80, 12, 2, "ws"};
+            INFO("d " << d << " " << tile.to_string());
+            check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, tile}, DType::bf16, rng);
+            check_case({1, 2, 1, 650, 700, d, false, Layout::padded, tile}, DType::f16, rng);
+        }
+    });
 }
 
 // and blocks that loop over tiles, blocks that start at their own key tile, and tiles over pages.
 TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in looping blocks (sm_90)",
           "[attention]") {
     if (!runs_ws_family()) return;
-    std::mt19937 rng(92);
-    // More tiles than SMs: the persistent blocks (no causal mask) loop over several tiles each, the K/V ring and the
-    // warpgroups' turns running on from one tile to the next.
-    check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
-    check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
-    check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
-    check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
-    check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
-    check_case({2, 8, 2, 2200, 300, 96, false, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
-    check_case({1, 8, 4, 4200, 300, 256, false, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
-    check_case({2, 8, 2, 2200, 400, 224, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
-    // Under the causal mask looping blocks take pairs of tiles, a head's heaviest with its lightest; Nq > Nk: tiles
-    // without keys, some a block's last; Nq < Nk; an odd number of tiles per head (the heaviest paired with a tile
-    // without rows) and fewer than two per SM (half as many blocks as tiles); 192 rows at 96 keys, 12 and 11 tiles per
-    // head.
-    check_case({2, 8, 2, 2200, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
-    check_case({1, 8, 8, 4200, 200, 64, true, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
-    check_case({1, 140, 70, 130, 1500, 160, true, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
-    check_case({2, 8, 2, 2200, 1800, 96, true, Layout::padded, {128, 128, 12, 3, "ws"}}, DType::f16, rng);
-    check_case({1, 60, 20, 300, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
-    check_case({2, 8, 2, 2200, 1800, 96, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
-    check_case({1, 21, 21, 2000, 2000, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
-    // d 200-256 at 64 keys (their tile up to 512 keys): Nq > Nk, and 2 tiles per head of 130 rows.
-    check_case({2, 8, 2, 2200, 300, 256, true, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
-    check_case({1, 140, 70, 130, 500, 200, true, Layout::padded, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
-    // The same tile at d 40-64 (its default there from 2k to 8k keys), padded d 48 with Nq < Nk.
-    check_case({2, 8, 2, 2200, 1800, 64, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
-    check_case({1, 12, 4, 1000, 2500, 48, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
-    // Without the causal mask a block with one tile starts at its own key tile (tile::first_visit): several query
-    // tiles over ragged keys put the tile that holds the last keys first, in the middle or last of a block's visits.
-    // At each head dim's default tile; with more than 2k keys in a kernel that may loop (one block per tile, more
-    // tiles than SMs); with softcap and ALiBi, whose scores depend on the key tile's position.
-    for (int d : {64, 128, 192, 256}) {
-        INFO("staggered, d " << d);
-        check_case({1, 2, 2, 600, 700, d, false, Layout::bshd}, DType::bf16, rng);
-    }
-    check_case({1, 8, 8, 4200, 2100, 64, false, Layout::bhsd, {128, 128, 12, 3, "ws"}}, DType::f16, rng);
-    check_case({1, 4, 2, 600, 700, 128, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 5.f, true, 1.f}},
-               DType::bf16, rng);
-    check_case({1, 4, 2, 600, 700, 256, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true}}, DType::bf16,
-               rng);
-    // 192 keys per tile over pages: boxes of gcd(page size, 192) rows, 12 of them at page size 16.
-    for (int page : {16, 64}) {
-        Case paged{3, 4, 2, 200, 450, 64, true, Layout::bshd, {128, 192, 12, 3, "ws"}, {450, 193, 0}};
-        paged.page_size = page, paged.share_pages = true;
-        check_case(paged, DType::bf16, rng);
-    }
-    // 80 keys per tile (d 256's tile) over pages: boxes of 16 rows, runs that end inside a page.
-    for (int page : {16, 64}) {
-        Case paged{3, 4, 2, 150, 333, 256, true, Layout::bshd, {128, 80, 12, 2, "ws"}, {333, 97, 0}};
-        paged.page_size = page, paged.share_pages = true;
-        check_case(paged, DType::bf16, rng);
-    }
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(92);
+        // More tiles than SMs: the persistent blocks (no causal mask) loop over several tiles each, the K/V ring and
+        // the warpgroups' turns running on from one tile to the next.
+        check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
+        check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
+        check_case({2, 8, 2, 2200, 300, 96, false, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
+        check_case({1, 8, 4, 4200, 300, 256, false, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
+        check_case({2, 8, 2, 2200, 400, 224, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
+        // Under the causal mask looping blocks take pairs of tiles, a head's heaviest with its lightest; Nq > Nk: tiles
+        // without keys, some a block's last; Nq < Nk; an odd number of tiles per head (the heaviest paired with a tile
+        // without rows) and fewer than two per SM (half as many blocks as tiles); 192 rows at 96 keys, 12 and 11 tiles
+        // per head.
+        check_case({2, 8, 2, 2200, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 8, 8, 4200, 200, 64, true, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
+        check_case({1, 140, 70, 130, 1500, 160, true, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
+        check_case({2, 8, 2, 2200, 1800, 96, true, Layout::padded, {128, 128, 12, 3, "ws"}}, DType::f16, rng);
+        check_case({1, 60, 20, 300, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+        check_case({2, 8, 2, 2200, 1800, 96, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
+        check_case({1, 21, 21, 2000, 2000, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
+        // d 200-256 at 64 keys (their tile up to 512 keys): Nq > Nk, and 2 tiles per head of 130 rows.
+        check_case({2, 8, 2, 2200, 300, 256, true, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
+        check_case({1, 140, 70, 130, 500, 200, true, Layout::padded, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
+        // The same tile at d 40-64 (its default there from 2k to 8k keys), padded d 48 with Nq < Nk.
+        check_case({2, 8, 2, 2200, 1800, 64, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 12, 4, 1000, 2500, 48, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
+        // Without the causal mask a block with one tile starts at its own key tile (tile::first_visit): several query
+        // tiles over ragged keys put the tile that holds the last keys first, in the middle or last of a block's
+        // visits. At each head dim's default tile; with more than 2k keys in a kernel that may loop (one block per
+        // tile, more tiles than SMs); with softcap and ALiBi, whose scores depend on the key tile's position.
+        for (int d : {64, 128, 192, 256}) {
+            INFO("staggered, d " << d);
+            check_case({1, 2, 2, 600, 700, d, false, Layout::bshd}, DType::bf16, rng);
+        }
+        check_case({1, 8, 8, 4200, 2100, 64, false, Layout::bhsd, {128, 128, 12, 3, "ws"}}, DType::f16, rng);
+        check_case({1, 4, 2, 600, 700, 128, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 5.f, true, 1.f}},
+                   DType::bf16, rng);
+        check_case({1, 4, 2, 600, 700, 256, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true}},
+                   DType::bf16, rng);
+        // 192 keys per tile over pages: boxes of gcd(page size, 192) rows, 12 of them at page size 16.
+        for (int page : {16, 64}) {
+            Case paged{3, 4, 2, 200, 450, 64, true, Layout::bshd, {128, 192, 12, 3, "ws"}, {450, 193, 0}};
+            paged.page_size = page, paged.share_pages = true;
+            check_case(paged, DType::bf16, rng);
+        }
+        // 80 keys per tile (d 256's tile) over pages: boxes of 16 rows, runs that end inside a page.
+        for (int page : {16, 64}) {
+            Case paged{3, 4, 2, 150, 333, 256, true, Layout::bshd, {128, 80, 12, 2, "ws"}, {333, 97, 0}};
+            paged.page_size = page, paged.share_pages = true;
+            check_case(paged, DType::bf16, rng);
+        }
+    });
 }
 
 // Score modifiers in every prefill family (one tile each, forced) and on the chosen path: sliding windows crossing
@@ -240,33 +254,35 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
 // default scale: tanh.approx's error times a cap of 60 on scale-1 logits exceeds the LSE tolerance in every family).
 TEST_CASE("score modifiers match the reference in every prefill family", "[attention][mods]") {
     const int cc = current_device().cc();
-    std::mt19937 rng(12);
-    const Mods window{37, 21}, window_left{50, -1}, window_right{-1, 70}, softcap{-1, -1, 5.f, false, 1.f},
-        alibi{-1, -1, 0.f, true}, all{40, 3, 8.f, true}, softcap_limit{-1, -1, kSoftcapNoMaxLimit, false, 8.f},
-        softcap_above{-1, -1, kSoftcapNoMaxLimit + 5.f};
-    const auto cases = [&](int d, const TileConfig& tile) {
-        return std::vector<Case>{
-            {2, 4, 2, 150, 300, d, false, Layout::bshd, tile, {}, 0, false, window},
-            {1, 4, 1, 200, 130, d, true, Layout::padded, tile, {}, 0, false, window_left},  // rows without keys
-            {1, 2, 2, 230, 90, d, false, Layout::bhsd, tile, {}, 0, false, window_right},   // right only, Nq > Nk
-            {1, 2, 2, 190, 250, d, true, Layout::bhsd, tile, {}, 0, false, softcap},
-            {2, 4, 2, 140, 333, d, false, Layout::bshd, tile, {}, 0, false, alibi},
-            {1, 4, 2, 260, 200, d, true, Layout::bshd, tile, {}, 0, false, all},
-            {2, 2, 1, 170, 270, d, false, Layout::bshd, tile, {}, 0, false, softcap_limit},
-            {1, 2, 2, 150, 150, d, true, Layout::bshd, tile, {}, 0, false, softcap_above},
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(12);
+        const Mods window{37, 21}, window_left{50, -1}, window_right{-1, 70}, softcap{-1, -1, 5.f, false, 1.f},
+            alibi{-1, -1, 0.f, true}, all{40, 3, 8.f, true}, softcap_limit{-1, -1, kSoftcapNoMaxLimit, false, 8.f},
+            softcap_above{-1, -1, kSoftcapNoMaxLimit + 5.f};
+        const auto cases = [&](int d, const TileConfig& tile) {
+            return std::vector<Case>{
+                {2, 4, 2, 150, 300, d, false, Layout::bshd, tile, {}, 0, false, window},
+                {1, 4, 1, 200, 130, d, true, Layout::padded, tile, {}, 0, false, window_left},  // rows without keys
+                {1, 2, 2, 230, 90, d, false, Layout::bhsd, tile, {}, 0, false, window_right},   // right only, Nq > Nk
+                {1, 2, 2, 190, 250, d, true, Layout::bhsd, tile, {}, 0, false, softcap},
+                {2, 4, 2, 140, 333, d, false, Layout::bshd, tile, {}, 0, false, alibi},
+                {1, 4, 2, 260, 200, d, true, Layout::bshd, tile, {}, 0, false, all},
+                {2, 2, 1, 170, 270, d, false, Layout::bshd, tile, {}, 0, false, softcap_limit},
+                {1, 2, 2, 150, 150, d, true, Layout::bshd, tile, {}, 0, false, softcap_above},
+            };
         };
-    };
-    ProblemClass f16{DType::bf16, 128, true, 256, 256};
-    f16.mods = ScoreMods{true, true, true};
-    std::vector<TileConfig> tiles = tile_per_family(f16, cc);
-    tiles.push_back({});  // the chooser's
-    for (const TileConfig& tile : tiles)
-        for (const Case& c : cases(128, tile)) {
-            check_case(c, DType::bf16, rng);
-            if (tile.empty()) check_case(c, DType::f16, rng);
-        }
-    for (const Case& c : cases(64, {})) check_case(c, DType::f32, rng);
-    for (const Case& c : cases(96, {})) check_case(c, DType::bf16, rng);  // a padded head dim
+        ProblemClass f16{DType::bf16, 128, true, 256, 256};
+        f16.mods = ScoreMods{true, true, true};
+        std::vector<TileConfig> tiles = tile_per_family(f16, cc);
+        tiles.push_back({});  // the chooser's
+        for (const TileConfig& tile : tiles)
+            for (const Case& c : cases(128, tile)) {
+                check_case(c, DType::bf16, rng);
+                if (tile.empty()) check_case(c, DType::f16, rng);
+            }
+        for (const Case& c : cases(64, {})) check_case(c, DType::f32, rng);
+        for (const Case& c : cases(96, {})) check_case(c, DType::bf16, rng);  // a padded head dim
+    });
 }
 
 // Packed variable-length sequences in the prefill families (f16-ws and f16-wgmma on sm_90, f16-mma, fp32; one tile
@@ -275,31 +291,33 @@ TEST_CASE("score modifiers match the reference in every prefill family", "[atten
 // keys.
 TEST_CASE("packed variable-length sequences match the reference", "[attention][varlen]") {
     const int cc = current_device().cc();
-    std::mt19937 rng(14);
-    const std::vector<int> lens_q = {0, 1, 127, 128, 129, 300, 5}, lens_k = {7, 1, 127, 200, 129, 0, 64};
-    ProblemClass varlen{DType::bf16, 128, true, 300, 300};
-    varlen.varlen = true;
-    std::vector<TileConfig> tiles = tile_per_family(varlen, cc);
-    REQUIRE(!tiles.empty());
-    tiles.push_back({});
-    for (const TileConfig& tile : tiles)
-        for (bool causal : {false, true}) {
-            Case c{1, 4, 2, 300, 200, 128, causal, Layout::bshd, tile};
-            c.seqlens_q = lens_q, c.seqlens_k = lens_k;
-            check_case(c, DType::bf16, rng);
-            Case padded{1, 2, 1, 512, 512, 64, causal, Layout::padded, tile};  // bounds above every length
-            padded.seqlens_q = {260, 3, 64}, padded.seqlens_k = {90, 333, 64};
-            check_case(padded, DType::f16, rng);
-        }
-    Case mods{1, 4, 2, 300, 300, 96, true, Layout::bshd, {}, {}, 0, false, Mods{40, 8, 6.f, true}};
-    mods.seqlens_q = {300, 17, 129}, mods.seqlens_k = {250, 170, 1};
-    check_case(mods, DType::bf16, rng);
-    // fp32 (its own family), a head dim that is not a multiple of 8.
-    Case fp32{1, 3, 1, 300, 200, 72, true, Layout::padded};
-    fp32.seqlens_q = {0, 150, 1, 300}, fp32.seqlens_k = {4, 200, 33, 129};
-    check_case(fp32, DType::f32, rng);
-    fp32.causal = false, fp32.head_dim = 33;
-    check_case(fp32, DType::f32, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(14);
+        const std::vector<int> lens_q = {0, 1, 127, 128, 129, 300, 5}, lens_k = {7, 1, 127, 200, 129, 0, 64};
+        ProblemClass varlen{DType::bf16, 128, true, 300, 300};
+        varlen.varlen = true;
+        std::vector<TileConfig> tiles = tile_per_family(varlen, cc);
+        REQUIRE(!tiles.empty());
+        tiles.push_back({});
+        for (const TileConfig& tile : tiles)
+            for (bool causal : {false, true}) {
+                Case c{1, 4, 2, 300, 200, 128, causal, Layout::bshd, tile};
+                c.seqlens_q = lens_q, c.seqlens_k = lens_k;
+                check_case(c, DType::bf16, rng);
+                Case padded{1, 2, 1, 512, 512, 64, causal, Layout::padded, tile};  // bounds above every length
+                padded.seqlens_q = {260, 3, 64}, padded.seqlens_k = {90, 333, 64};
+                check_case(padded, DType::f16, rng);
+            }
+        Case mods{1, 4, 2, 300, 300, 96, true, Layout::bshd, {}, {}, 0, false, Mods{40, 8, 6.f, true}};
+        mods.seqlens_q = {300, 17, 129}, mods.seqlens_k = {250, 170, 1};
+        check_case(mods, DType::bf16, rng);
+        // fp32 (its own family), a head dim that is not a multiple of 8.
+        Case fp32{1, 3, 1, 300, 200, 72, true, Layout::padded};
+        fp32.seqlens_q = {0, 150, 1, 300}, fp32.seqlens_k = {4, 200, 33, 129};
+        check_case(fp32, DType::f32, rng);
+        fp32.causal = false, fp32.head_dim = 33;
+        check_case(fp32, DType::f32, rng);
+    });
 }
 
 namespace {
@@ -402,43 +420,47 @@ TEST_CASE("malformed cu_seqlens stay inside the tensors, and FA_JIT_CHECK=1 name
 // (chunked prefill), modifiers.
 TEST_CASE("a paged KV cache matches the reference in every prefill family", "[attention][paged]") {
     const int cc = current_device().cc();
-    std::mt19937 rng(16);
-    for (DType dtype : {DType::bf16, DType::f32}) {
-        ProblemClass p{dtype, 128, true, 300, 300};
-        p.paged = true;
-        std::vector<TileConfig> tiles = tile_per_family(p, cc);
-        REQUIRE(!tiles.empty());
-        tiles.push_back({});
-        for (const TileConfig& tile : tiles) {
-            for (int page : {16, 48, 64, 256}) {
-                Case c{3, 4, 2, 200, 300, 128, page != 48, Layout::bshd, tile, {300, 129, 0}};
-                c.page_size = page, c.share_pages = true;
-                check_case(c, dtype, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(16);
+        for (DType dtype : {DType::bf16, DType::f32}) {
+            ProblemClass p{dtype, 128, true, 300, 300};
+            p.paged = true;
+            std::vector<TileConfig> tiles = tile_per_family(p, cc);
+            REQUIRE(!tiles.empty());
+            tiles.push_back({});
+            for (const TileConfig& tile : tiles) {
+                for (int page : {16, 48, 64, 256}) {
+                    Case c{3, 4, 2, 200, 300, 128, page != 48, Layout::bshd, tile, {300, 129, 0}};
+                    c.page_size = page, c.share_pages = true;
+                    check_case(c, dtype, rng);
+                }
+                // Pages a whole number of 8-row groups apart ([pages][heads][page rows][d]) and not (padded rows: 19
+                // rows from one page to the next), the two forms of f16-ws's row-grouped maps.
+                Case heads_major{2, 4, 2, 130, 300, 128, true, Layout::bhsd, tile, {300, 77}};
+                heads_major.page_size = 32;
+                check_case(heads_major, dtype, rng);
+                Case wide{2,   8, 1, 130, 70, 128, false, Layout::padded,
+                          tile};  // more queries than keys, MQA, no lengths
+                wide.page_size = 16;
+                check_case(wide, dtype, rng);
+                // Chunked prefill: each sequence's new queries (packed) against its cache, bottom-right causal.
+                Case chunk{1, 4, 2, 300, 600, 128, true, Layout::bshd, tile, {600, 310, 45, 7}};
+                chunk.seqlens_q = {200, 300, 45, 0}, chunk.page_size = 64, chunk.share_pages = true;
+                check_case(chunk, dtype, rng);
+                Case mods{
+                    2, 4, 2, 150, 400, 128, true, Layout::bshd, tile, {400, 222}, 0, false, Mods{40, 8, 6.f, true}};
+                mods.page_size = 16;
+                check_case(mods, dtype, rng);
             }
-            // Pages a whole number of 8-row groups apart ([pages][heads][page rows][d]) and not (padded rows: 19
-            // rows from one page to the next), the two forms of f16-ws's row-grouped maps.
-            Case heads_major{2, 4, 2, 130, 300, 128, true, Layout::bhsd, tile, {300, 77}};
-            heads_major.page_size = 32;
-            check_case(heads_major, dtype, rng);
-            Case wide{2, 8, 1, 130, 70, 128, false, Layout::padded, tile};  // more queries than keys, MQA, no lengths
-            wide.page_size = 16;
-            check_case(wide, dtype, rng);
-            // Chunked prefill: each sequence's new queries (packed) against its cache, bottom-right causal.
-            Case chunk{1, 4, 2, 300, 600, 128, true, Layout::bshd, tile, {600, 310, 45, 7}};
-            chunk.seqlens_q = {200, 300, 45, 0}, chunk.page_size = 64, chunk.share_pages = true;
-            check_case(chunk, dtype, rng);
-            Case mods{2, 4, 2, 150, 400, 128, true, Layout::bshd, tile, {400, 222}, 0, false, Mods{40, 8, 6.f, true}};
-            mods.page_size = 16;
-            check_case(mods, dtype, rng);
         }
-    }
-    // f16-mma at a head dim without a wgmma kernel, fp32 at one that is not a multiple of 8 (4-byte copies).
-    Case d96{2, 4, 4, 100, 333, 96, true, Layout::padded, {}, {333, 200}};
-    d96.page_size = 32;
-    check_case(d96, DType::f16, rng);
-    Case d33{2, 3, 1, 100, 150, 33, true, Layout::padded, {}, {150, 16}};
-    d33.page_size = 16;
-    check_case(d33, DType::f32, rng);
+        // f16-mma at a head dim without a wgmma kernel, fp32 at one that is not a multiple of 8 (4-byte copies).
+        Case d96{2, 4, 4, 100, 333, 96, true, Layout::padded, {}, {333, 200}};
+        d96.page_size = 32;
+        check_case(d96, DType::f16, rng);
+        Case d33{2, 3, 1, 100, 150, 33, true, Layout::padded, {}, {150, 16}};
+        d33.page_size = 16;
+        check_case(d33, DType::f32, rng);
+    });
 }
 
 // Block-table entries outside [0, num_pages) among the pages a sequence uses: that sequence's rows come out O = 0,

@@ -51,12 +51,14 @@ void check_decode(const Case& c, std::mt19937& rng) {
 
 TEST_CASE("decode: query lengths 1..16, every group size, causal or not", "[decode]") {
     current_device();
-    std::mt19937 rng(1);
-    for (int seqlen_q : {1, 2, 4, 16})
-        for (bool causal : {false, true})
-            for (const auto& [heads_q, heads_kv] :
-                 std::vector<std::pair<int, int>>{{4, 4}, {4, 2}, {8, 2}, {16, 2}, {32, 2}, {16, 1}})
-                check_decode({2, heads_q, heads_kv, seqlen_q, 777, 128, causal, Layout::bshd}, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(1);
+        for (int seqlen_q : {1, 2, 4, 16})
+            for (bool causal : {false, true})
+                for (const auto& [heads_q, heads_kv] :
+                     std::vector<std::pair<int, int>>{{4, 4}, {4, 2}, {8, 2}, {16, 2}, {32, 2}, {16, 1}})
+                    check_decode({2, heads_q, heads_kv, seqlen_q, 777, 128, causal, Layout::bshd}, rng);
+    });
 }
 
 // Score modifiers in every decode family (one tile each, forced, and the chosen path): packed GQA rows of different
@@ -64,58 +66,74 @@ TEST_CASE("decode: query lengths 1..16, every group size, causal or not", "[deco
 // softcap, per-sequence lengths with a window, forced and chosen splits.
 TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
     const int cc = current_device().cc();
-    std::mt19937 rng(13);
-    ProblemClass problem{DType::bf16, 128, true, 4, 3000, 8};
-    problem.mods = ScoreMods{true, true, true};
-    std::vector<TileConfig> tiles = tile_per_family(problem, cc);
-    problem.seqlen_q = 1, problem.group_size = 32;  // 32 packed rows
-    for (const TileConfig& tile : tile_per_family(problem, cc))
-        if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
-    problem.seqlen_q = 4;  // 128 packed rows: decode-ws and decode-wgmma on Hopper
-    for (const TileConfig& tile : tile_per_family(problem, cc))
-        if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
-    tiles.push_back({});
-    for (const TileConfig& tile : tiles)
-        for (int splits : {0, 3}) {
-            // 128 packed rows: a causal window with ALiBi; softcap without a running max over a NaN cache tail; both
-            // sides of a window with softcap and ALiBi in fp16.
-            check_case({2, 32, 1, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
-                       DType::bf16, rng);
-            const bool reads_seqused_k =
-                tile.empty() || AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0;
-            if (reads_seqused_k)
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(13);
+        ProblemClass problem{DType::bf16, 128, true, 4, 3000, 8};
+        problem.mods = ScoreMods{true, true, true};
+        std::vector<TileConfig> tiles = tile_per_family(problem, cc);
+        problem.seqlen_q = 1, problem.group_size = 32;  // 32 packed rows
+        for (const TileConfig& tile : tile_per_family(problem, cc))
+            if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
+        problem.seqlen_q = 4;  // 128 packed rows: decode-ws and decode-wgmma on Hopper
+        for (const TileConfig& tile : tile_per_family(problem, cc))
+            if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
+        tiles.push_back({});
+        for (const TileConfig& tile : tiles)
+            for (int splits : {0, 3}) {
+                // 128 packed rows: a causal window with ALiBi; softcap without a running max over a NaN cache tail;
+                // both sides of a window with softcap and ALiBi in fp16.
                 check_case(
-                    {2, 32, 1, 4, 2000, 128, false, Layout::bhsd, tile, {1999, 3}, splits, false, Mods{-1, -1, 30.f}},
+                    {2, 32, 1, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
                     DType::bf16, rng);
-            check_case(
-                {2, 64, 2, 4, 1500, 128, true, Layout::padded, tile, {}, splits, false, Mods{300, 40, 10.f, true}},
-                DType::f16, rng);
-            // The cases below have at most 32 packed rows: decode-wgmma serves from 33, decode-ws from 97.
-            if (tile.variant == "ws-split" || tile.variant == "wgmma-split") continue;
-            check_case({2, 32, 4, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
-                       DType::bf16, rng);
-            check_case({3, 8, 1, 1, 2000, 128, false, Layout::bhsd, tile, {}, splits, false, Mods{300, -1, 10.f}},
-                       DType::f16, rng);
-            check_case({2, 32, 1, 1, 1500, 128, false, Layout::bshd, tile, {}, splits, false, Mods{-1, -1, 0.f, true}},
-                       DType::bf16, rng);
-            if (reads_seqused_k)
-                check_case({2,
-                            16,
-                            2,
-                            2,
-                            900,
-                            128,
-                            true,
-                            Layout::padded,
-                            tile,
-                            {500, 17},
-                            splits,
-                            false,
-                            Mods{100, 40, 4.f, true, 1.f}},
-                           DType::bf16, rng);
-        }
-    check_case({2, 4, 1, 3, 800, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, 10}}, DType::bf16, rng);
-    check_case({2, 4, 1, 3, 800, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, 10}}, DType::f32, rng);
+                const bool reads_seqused_k =
+                    tile.empty() || AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0;
+                if (reads_seqused_k)
+                    check_case({2,
+                                32,
+                                1,
+                                4,
+                                2000,
+                                128,
+                                false,
+                                Layout::bhsd,
+                                tile,
+                                {1999, 3},
+                                splits,
+                                false,
+                                Mods{-1, -1, 30.f}},
+                               DType::bf16, rng);
+                check_case(
+                    {2, 64, 2, 4, 1500, 128, true, Layout::padded, tile, {}, splits, false, Mods{300, 40, 10.f, true}},
+                    DType::f16, rng);
+                // The cases below have at most 32 packed rows: decode-wgmma serves from 33, decode-ws from 97.
+                if (tile.variant == "ws-split" || tile.variant == "wgmma-split") continue;
+                check_case(
+                    {2, 32, 4, 4, 3000, 128, true, Layout::bshd, tile, {}, splits, false, Mods{700, 0, 0.f, true}},
+                    DType::bf16, rng);
+                check_case({3, 8, 1, 1, 2000, 128, false, Layout::bhsd, tile, {}, splits, false, Mods{300, -1, 10.f}},
+                           DType::f16, rng);
+                check_case(
+                    {2, 32, 1, 1, 1500, 128, false, Layout::bshd, tile, {}, splits, false, Mods{-1, -1, 0.f, true}},
+                    DType::bf16, rng);
+                if (reads_seqused_k)
+                    check_case({2,
+                                16,
+                                2,
+                                2,
+                                900,
+                                128,
+                                true,
+                                Layout::padded,
+                                tile,
+                                {500, 17},
+                                splits,
+                                false,
+                                Mods{100, 40, 4.f, true, 1.f}},
+                               DType::bf16, rng);
+            }
+        check_case({2, 4, 1, 3, 800, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, 10}}, DType::bf16, rng);
+        check_case({2, 4, 1, 3, 800, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, 10}}, DType::f32, rng);
+    });
 }
 
 // Packed sequences in every decode family (one tile each, forced, and the chosen path): 1 and 4 query tokens per
@@ -124,39 +142,41 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
 // of MQA: decode-ws and decode-wgmma on Hopper, which serve only that many), over pages as well.
 TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]") {
     const int cc = current_device().cc();
-    std::mt19937 rng(15);
-    const auto packed = [](ProblemClass& p) { p.varlen = true; };
-    std::vector<TileConfig> tiles = decode_tiles(packed);
-    ProblemClass wide{DType::bf16, 128, true, 4, 3000, 32};
-    packed(wide);
-    for (const TileConfig& tile : tile_per_family(wide, cc))
-        if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
-            std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
-            tiles.insert(tiles.end() - 1, tile);  // before the chooser's empty tile
-    for (const TileConfig& tile : tiles)
-        for (int splits : {0, 1, 3}) {
-            Case mqa{1, 32, 1, 4, 2500, 128, true, Layout::bshd, tile, {}, splits};  // 128 packed rows per sequence
-            mqa.seqlens_q = {4, 3, 0, 4}, mqa.seqlens_k = {2500, 40, 7, 1000};
-            check_case(mqa, DType::bf16, rng);
-            Case mqa_used{1, 32, 1, 4, 2000, 128, false, Layout::padded, tile, {1999, 0, 600}, splits};
-            mqa_used.mods = Mods{700, -1, 20.f, true};
-            mqa_used.seqlens_q = {4, 4, 2}, mqa_used.seqlens_k = {2000, 300, 1500};
-            check_case(mqa_used, DType::f16, rng);
-            Case mqa_pages{1, 32, 1, 4, 1500, 128, true, Layout::bshd, tile, {1500, 300, 0}, splits};
-            mqa_pages.seqlens_q = {4, 1, 4}, mqa_pages.page_size = 64;
-            check_case(mqa_pages, DType::bf16, rng);
-            if (tile.variant == "ws-split" || tile.variant == "wgmma-split") continue;  // at most 32 rows below
-            Case one{1, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, {}, splits};
-            one.seqlens_q = {1, 1, 0, 1}, one.seqlens_k = {1000, 0, 37, 3000};
-            check_case(one, DType::bf16, rng);
-            Case spec{1, 64, 8, 4, 2500, 128, true, Layout::padded, tile, {}, splits};  // 32 packed rows
-            spec.seqlens_q = {4, 2, 4}, spec.seqlens_k = {900, 50, 2500};
-            check_case(spec, DType::f16, rng);
-            Case used{1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, splits};
-            used.mods = Mods{300, -1, 0.f, true};
-            used.seqlens_q = {3, 4, 1}, used.seqlens_k = {1000, 20, 10};
-            check_case(used, DType::bf16, rng);
-        }
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(15);
+        const auto packed = [](ProblemClass& p) { p.varlen = true; };
+        std::vector<TileConfig> tiles = decode_tiles(packed);
+        ProblemClass wide{DType::bf16, 128, true, 4, 3000, 32};
+        packed(wide);
+        for (const TileConfig& tile : tile_per_family(wide, cc))
+            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
+                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
+                tiles.insert(tiles.end() - 1, tile);  // before the chooser's empty tile
+        for (const TileConfig& tile : tiles)
+            for (int splits : {0, 1, 3}) {
+                Case mqa{1, 32, 1, 4, 2500, 128, true, Layout::bshd, tile, {}, splits};  // 128 packed rows per sequence
+                mqa.seqlens_q = {4, 3, 0, 4}, mqa.seqlens_k = {2500, 40, 7, 1000};
+                check_case(mqa, DType::bf16, rng);
+                Case mqa_used{1, 32, 1, 4, 2000, 128, false, Layout::padded, tile, {1999, 0, 600}, splits};
+                mqa_used.mods = Mods{700, -1, 20.f, true};
+                mqa_used.seqlens_q = {4, 4, 2}, mqa_used.seqlens_k = {2000, 300, 1500};
+                check_case(mqa_used, DType::f16, rng);
+                Case mqa_pages{1, 32, 1, 4, 1500, 128, true, Layout::bshd, tile, {1500, 300, 0}, splits};
+                mqa_pages.seqlens_q = {4, 1, 4}, mqa_pages.page_size = 64;
+                check_case(mqa_pages, DType::bf16, rng);
+                if (tile.variant == "ws-split" || tile.variant == "wgmma-split") continue;  // at most 32 rows below
+                Case one{1, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, {}, splits};
+                one.seqlens_q = {1, 1, 0, 1}, one.seqlens_k = {1000, 0, 37, 3000};
+                check_case(one, DType::bf16, rng);
+                Case spec{1, 64, 8, 4, 2500, 128, true, Layout::padded, tile, {}, splits};  // 32 packed rows
+                spec.seqlens_q = {4, 2, 4}, spec.seqlens_k = {900, 50, 2500};
+                check_case(spec, DType::f16, rng);
+                Case used{1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, splits};
+                used.mods = Mods{300, -1, 0.f, true};
+                used.seqlens_q = {3, 4, 1}, used.seqlens_k = {1000, 20, 10};
+                check_case(used, DType::bf16, rng);
+            }
+    });
 }
 
 // A paged KV cache in both decode families: page sizes 16, 64, 256, pages shared and in random order, ragged seqused_k
@@ -164,108 +184,131 @@ TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]")
 // of MQA: decode-ws and decode-wgmma on Hopper, which serve only that many); fp32 in its family.
 TEST_CASE("decode: a paged KV cache in every decode family", "[decode][paged]") {
     const int cc = current_device().cc();
-    std::mt19937 rng(18);
-    const auto paged = [](ProblemClass& p) { p.paged = p.seqused_k = true; };
-    std::vector<TileConfig> tiles = decode_tiles(paged);
-    ProblemClass wide{DType::bf16, 128, true, 4, 3000, 32};
-    paged(wide);
-    for (const TileConfig& tile : tile_per_family(wide, cc))
-        if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
-            std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
-            tiles.insert(tiles.end() - 1, tile);  // before the chooser's empty tile
-    for (const TileConfig& tile : tiles) {
-        const bool wide_only = tile.variant == "ws-split" || tile.variant == "wgmma-split";
-        for (int splits : {0, 1, 3})
-            for (int page : {16, 64, 256}) {
-                Case mqa{2, 32, 1, 4, 2500, 128, true, Layout::bshd, tile, {2500, 1111}, splits};  // 128 packed rows
-                mqa.page_size = page, mqa.share_pages = true;
-                check_case(mqa, DType::bf16, rng);
-                if (wide_only) continue;
-                Case one{4, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, random_lengths(4, 3000, rng), splits};
-                one.page_size = page, one.share_pages = true;
-                check_case(one, DType::bf16, rng);
-                Case spec{2, 64, 8, 4, 2500, 128, true, Layout::padded, tile, {2500, 1111}, splits};  // 32 packed rows
-                spec.page_size = page;
-                check_case(spec, DType::f16, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(18);
+        const auto paged = [](ProblemClass& p) { p.paged = p.seqused_k = true; };
+        std::vector<TileConfig> tiles = decode_tiles(paged);
+        ProblemClass wide{DType::bf16, 128, true, 4, 3000, 32};
+        paged(wide);
+        for (const TileConfig& tile : tile_per_family(wide, cc))
+            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
+                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
+                tiles.insert(tiles.end() - 1, tile);  // before the chooser's empty tile
+        for (const TileConfig& tile : tiles) {
+            const bool wide_only = tile.variant == "ws-split" || tile.variant == "wgmma-split";
+            for (int splits : {0, 1, 3})
+                for (int page : {16, 64, 256}) {
+                    Case mqa{2,    32,           1,     4, 2500, 128, true, Layout::bshd,
+                             tile, {2500, 1111}, splits};  // 128 packed rows
+                    mqa.page_size = page, mqa.share_pages = true;
+                    check_case(mqa, DType::bf16, rng);
+                    if (wide_only) continue;
+                    Case one{4, 32, 8, 1, 3000, 128, false, Layout::bshd, tile, random_lengths(4, 3000, rng), splits};
+                    one.page_size = page, one.share_pages = true;
+                    check_case(one, DType::bf16, rng);
+                    Case spec{2,    64,           8,     4, 2500, 128, true, Layout::padded,
+                              tile, {2500, 1111}, splits};  // 32 packed rows
+                    spec.page_size = page;
+                    check_case(spec, DType::f16, rng);
+                }
+            // 128 packed rows with modifiers over pages, a malformed block table (O = 0, LSE = -inf), d 64 and 256.
+            Case mods{3,
+                      32,
+                      1,
+                      4,
+                      1500,
+                      128,
+                      false,
+                      Layout::padded,
+                      tile,
+                      {1500, 700, 0},
+                      0,
+                      false,
+                      Mods{500, 0, 20.f, true}};
+            mods.page_size = 64;
+            check_case(mods, DType::f16, rng);
+            Case corrupt{3, 32, 1, 4, 900, 128, true, Layout::bshd, tile, {900, 450, 17}};
+            corrupt.page_size = 16, corrupt.corrupt = {1};
+            check_case(corrupt, DType::bf16, rng);
+            for (int d : {64, 256}) {
+                if (!tile.empty()) continue;  // forced tiles are for d 128
+                Case dims{2, 32, 1, 4, 2000, d, true, Layout::bshd, tile, {2000, 999}};
+                dims.page_size = 256;
+                check_case(dims, DType::bf16, rng);
             }
-        // 128 packed rows with modifiers over pages, a malformed block table (O = 0, LSE = -inf), d 64 and 256.
-        Case mods{
-            3, 32, 1, 4, 1500, 128, false, Layout::padded, tile, {1500, 700, 0}, 0, false, Mods{500, 0, 20.f, true}};
-        mods.page_size = 64;
-        check_case(mods, DType::f16, rng);
-        Case corrupt{3, 32, 1, 4, 900, 128, true, Layout::bshd, tile, {900, 450, 17}};
-        corrupt.page_size = 16, corrupt.corrupt = {1};
-        check_case(corrupt, DType::bf16, rng);
-        for (int d : {64, 256}) {
-            if (!tile.empty()) continue;  // forced tiles are for d 128
-            Case dims{2, 32, 1, 4, 2000, d, true, Layout::bshd, tile, {2000, 999}};
-            dims.page_size = 256;
-            check_case(dims, DType::bf16, rng);
+            if (wide_only) continue;
+            Case packed{
+                1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, 3, false, Mods{300, -1, 0.f, true}};
+            packed.seqlens_q = {3, 4, 1}, packed.page_size = 64;
+            check_case(packed, DType::bf16, rng);
         }
-        if (wide_only) continue;
-        Case packed{1, 16, 4, 4, 2000, 128, true, Layout::bshd, tile, {500, 17, 0}, 3, false, Mods{300, -1, 0.f, true}};
-        packed.seqlens_q = {3, 4, 1}, packed.page_size = 64;
-        check_case(packed, DType::bf16, rng);
-    }
-    Case fp32{3, 8, 2, 2, 700, 64, true, Layout::bshd, {}, {700, 0, 333}};
-    fp32.page_size = 16, fp32.share_pages = true;
-    check_case(fp32, DType::f32, rng);
+        Case fp32{3, 8, 2, 2, 700, 64, true, Layout::bshd, {}, {700, 0, 333}};
+        fp32.page_size = 16, fp32.share_pages = true;
+        check_case(fp32, DType::f32, rng);
+    });
 }
 
 TEST_CASE("decode: forced split counts compute the same function", "[decode]") {
     current_device();
-    std::mt19937 rng(2);
-    for (int splits : {1, 2, 7, 64, 0})
-        for (bool causal : {false, true}) {
-            check_decode({3, 8, 2, 1, 1500, 128, causal, Layout::bhsd, {}, {}, splits}, rng);
-            check_decode({1, 4, 1, 4, 300, 64, causal, Layout::padded, {}, {}, splits}, rng);  // more splits than keys
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(2);
+        for (int splits : {1, 2, 7, 64, 0})
+            for (bool causal : {false, true}) {
+                check_decode({3, 8, 2, 1, 1500, 128, causal, Layout::bhsd, {}, {}, splits}, rng);
+                check_decode({1, 4, 1, 4, 300, 64, causal, Layout::padded, {}, {}, splits},
+                             rng);  // more splits than keys
+            }
+        // The combine merges a warp's splits 32 at a time with a running max: more than 8 x 32 splits per row takes
+        // several chunks per warp, and with more splits than key tiles whole chunks saw no key.
+        for (int splits : {300, 1024}) {
+            check_case({1, 8, 1, 1, 40000, 128, false, Layout::bshd, {}, {}, splits}, DType::bf16, rng);
+            check_case({2, 32, 1, 4, 3000, 128, true, Layout::bhsd, {}, {}, splits}, DType::f16, rng);  // 128 rows
+            check_case({1, 4, 1, 2, 500, 256, true, Layout::padded, {}, {}, splits}, DType::bf16, rng);
         }
-    // The combine merges a warp's splits 32 at a time with a running max: more than 8 x 32 splits per row takes
-    // several chunks per warp, and with more splits than key tiles whole chunks saw no key.
-    for (int splits : {300, 1024}) {
-        check_case({1, 8, 1, 1, 40000, 128, false, Layout::bshd, {}, {}, splits}, DType::bf16, rng);
-        check_case({2, 32, 1, 4, 3000, 128, true, Layout::bhsd, {}, {}, splits}, DType::f16, rng);  // 128 rows
-        check_case({1, 4, 1, 2, 500, 256, true, Layout::padded, {}, {}, splits}, DType::bf16, rng);
-    }
+    });
 }
 
 TEST_CASE("decode: head dims, tiles and key lengths", "[decode]") {
     current_device();
-    std::mt19937 rng(3);
-    for (int d : {8, 40, 64, 96, 128, 160, 192, 256}) {
-        check_decode({2, 8, 2, 1, 513, d, false, Layout::bshd}, rng);
-        check_decode({1, 8, 1, 3, 100, d, true, Layout::padded}, rng);
-    }
-    for (int seqlen_k : {1, 15, 16, 17, 64, 4096 + 13})
-        check_decode({2, 4, 1, 2, seqlen_k, 128, true, Layout::bshd}, rng);
-    // Every sweep tile (each warp's ring depth, 16 or 32 keys per warp, 4 or 8 warps, 16..64 rows).
-    for (const TileConfig& tile : tile_configs(DType::bf16, 64))
-        if (tile.variant == "split") check_case({2, 16, 2, 4, 700, 64, true, Layout::bshd, tile}, DType::bf16, rng);
-    // Large batch, few keys; one sequence with many keys (accumulation across 64+ splits).
-    check_case({256, 4, 1, 1, 40, 64, false, Layout::bshd}, DType::bf16, rng);
-    check_case({1, 8, 1, 1, 131072, 128, false, Layout::bshd}, DType::bf16, rng);
-    check_case({1, 8, 1, 4, 131072, 128, true, Layout::bshd}, DType::f16, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(3);
+        for (int d : {8, 40, 64, 96, 128, 160, 192, 256}) {
+            check_decode({2, 8, 2, 1, 513, d, false, Layout::bshd}, rng);
+            check_decode({1, 8, 1, 3, 100, d, true, Layout::padded}, rng);
+        }
+        for (int seqlen_k : {1, 15, 16, 17, 64, 4096 + 13})
+            check_decode({2, 4, 1, 2, seqlen_k, 128, true, Layout::bshd}, rng);
+        // Every sweep tile (each warp's ring depth, 16 or 32 keys per warp, 4 or 8 warps, 16..64 rows).
+        for (const TileConfig& tile : tile_configs(DType::bf16, 64))
+            if (tile.variant == "split") check_case({2, 16, 2, 4, 700, 64, true, Layout::bshd, tile}, DType::bf16, rng);
+        // Large batch, few keys; one sequence with many keys (accumulation across 64+ splits).
+        check_case({256, 4, 1, 1, 40, 64, false, Layout::bshd}, DType::bf16, rng);
+        check_case({1, 8, 1, 1, 131072, 128, false, Layout::bshd}, DType::bf16, rng);
+        check_case({1, 8, 1, 4, 131072, 128, true, Layout::bshd}, DType::f16, rng);
+    });
 }
 
 // On sm_90 the tiles of more than 32 packed rows run on decode-wgmma: every one of its sweep tiles, split counts,
 // ragged lengths and row tiles that straddle tokens; and the mma.sync decode tiles on the same rows.
 TEST_CASE("decode: the wgmma tiles and the mma.sync tiles on many packed rows", "[decode]") {
     const int cc = current_device().cc();
-    std::mt19937 rng(6);
-    for (int d : {64, 128, 192, 256}) {
-        std::vector<TileConfig> tiles = {default_tile_config(80, {DType::bf16, d, true, 4, 4096, 16})};  // mma.sync
-        for (const TileConfig& tile : tile_configs(DType::bf16, d))
-            if (tile.variant == "wgmma-split" && tile_runs_on(tile, cc)) tiles.push_back(tile);
-        for (const TileConfig& tile : tiles) {
-            INFO(tile.to_string());
-            check_case({2, 32, 1, 4, 1000, d, true, Layout::bshd, tile}, DType::bf16, rng);               // 128 rows
-            check_case({3, 16, 2, 5, 300, d, false, Layout::bhsd, tile, {}, 3}, DType::f16, rng);         // 40 rows
-            check_case({3, 24, 1, 3, 517, d, true, Layout::padded, tile, {0, 517, 90}, 0}, DType::bf16, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(6);
+        for (int d : {64, 128, 192, 256}) {
+            std::vector<TileConfig> tiles = {default_tile_config(80, {DType::bf16, d, true, 4, 4096, 16})};  // mma.sync
+            for (const TileConfig& tile : tile_configs(DType::bf16, d))
+                if (tile.variant == "wgmma-split" && tile_runs_on(tile, cc)) tiles.push_back(tile);
+            for (const TileConfig& tile : tiles) {
+                INFO(tile.to_string());
+                check_case({2, 32, 1, 4, 1000, d, true, Layout::bshd, tile}, DType::bf16, rng);        // 128 rows
+                check_case({3, 16, 2, 5, 300, d, false, Layout::bhsd, tile, {}, 3}, DType::f16, rng);  // 40 rows
+                check_case({3, 24, 1, 3, 517, d, true, Layout::padded, tile, {0, 517, 90}, 0}, DType::bf16, rng);
+            }
         }
-    }
-    // The chooser: 4 tokens of MQA at long keys (splits), and a prefill with per-sequence lengths.
-    check_case({1, 32, 1, 4, 65536 + 77, 128, true, Layout::bshd}, DType::bf16, rng);
-    check_case({2, 8, 2, 200, 700, 128, true, Layout::bshd, {}, {650, 33}}, DType::f16, rng);
+        // The chooser: 4 tokens of MQA at long keys (splits), and a prefill with per-sequence lengths.
+        check_case({1, 32, 1, 4, 65536 + 77, 128, true, Layout::bshd}, DType::bf16, rng);
+        check_case({2, 8, 2, 200, 700, 128, true, Layout::bshd, {}, {650, 33}}, DType::f16, rng);
+    });
 }
 
 // On sm_90 full 128-row tiles of packed rows run on decode-ws (the warp-specialized kernel): every sweep tile at each
@@ -277,59 +320,70 @@ TEST_CASE("decode: the warp-specialized split tiles", "[decode]") {
         WARN("decode-ws runs on sm_90 only");
         return;
     }
-    std::mt19937 rng(9);
-    for (int d : {64, 128, 192, 256}) {
-        for (const TileConfig& tile : tile_configs(DType::bf16, d)) {
-            if (tile.variant != "ws-split") continue;
-            INFO(tile.to_string());
-            check_case({2, 32, 1, 4, 1000, d, true, Layout::bshd, tile}, DType::bf16, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(9);
+        for (int d : {64, 128, 192, 256}) {
+            for (const TileConfig& tile : tile_configs(DType::bf16, d)) {
+                if (tile.variant != "ws-split") continue;
+                INFO(tile.to_string());
+                check_case({2, 32, 1, 4, 1000, d, true, Layout::bshd, tile}, DType::bf16, rng);
+            }
+            check_case({3, 32, 1, 5, 517, d, true, Layout::padded, {}, {0, 517, 90}, 0}, DType::bf16, rng);
+            check_case({2, 32, 1, 4, 777, d, false, Layout::bhsd, {}, {}, 3}, DType::f16, rng);
         }
-        check_case({3, 32, 1, 5, 517, d, true, Layout::padded, {}, {0, 517, 90}, 0}, DType::bf16, rng);
-        check_case({2, 32, 1, 4, 777, d, false, Layout::bhsd, {}, {}, 3}, DType::f16, rng);
-    }
-    for (int splits : {1, 2, 7, 64, 0})
-        for (bool causal : {false, true}) {
-            check_case({2, 32, 1, 4, 3000 + 13, 128, causal, Layout::bshd, {}, random_lengths(2, 3013, rng), splits},
-                       DType::bf16, rng);
-            check_case({2, 64, 8, 16, 1500, 128, causal, Layout::bhsd, {}, {}, splits}, DType::f16, rng);
-        }
-    check_case({4, 32, 1, 4, 256, 128, true, Layout::bshd, {}, {-5, 100000, 129, -2147483647 - 1}}, DType::bf16, rng);
-    check_case({1, 32, 1, 4, 131072, 128, true, Layout::bshd}, DType::bf16, rng);
+        for (int splits : {1, 2, 7, 64, 0})
+            for (bool causal : {false, true}) {
+                check_case(
+                    {2, 32, 1, 4, 3000 + 13, 128, causal, Layout::bshd, {}, random_lengths(2, 3013, rng), splits},
+                    DType::bf16, rng);
+                check_case({2, 64, 8, 16, 1500, 128, causal, Layout::bhsd, {}, {}, splits}, DType::f16, rng);
+            }
+        check_case({4, 32, 1, 4, 256, 128, true, Layout::bshd, {}, {-5, 100000, 129, -2147483647 - 1}}, DType::bf16,
+                   rng);
+        check_case({1, 32, 1, 4, 131072, 128, true, Layout::bshd}, DType::bf16, rng);
+    });
 }
 
 TEST_CASE("decode: per-sequence KV lengths, ragged and malformed", "[decode]") {
     current_device();
-    std::mt19937 rng(4);
-    for (bool causal : {false, true})
-        for (int splits : {0, 1, 5}) {
-            const int batch = 7;
-            check_decode(
-                {batch, 8, 2, 1, 2000, 128, causal, Layout::bshd, {}, random_lengths(batch, 2000, rng), splits}, rng);
-            check_decode({batch, 4, 4, 4, 333, 64, causal, Layout::bhsd, {}, random_lengths(batch, 333, rng), splits},
-                         rng);
-        }
-    // Lengths shorter than the query (causal: rows that see no key) and a prefill with per-sequence lengths.
-    check_decode({3, 4, 2, 16, 100, 128, true, Layout::bshd, {}, {3, 16, 0}}, rng);
-    check_decode({2, 4, 2, 300, 500, 64, true, Layout::bshd, {}, {450, 120}}, rng);
-    // Malformed entries are clamped to [0, seqlen_k]: negative reads nothing, too large reads seqlen_k keys.
-    check_decode({4, 8, 2, 1, 256, 128, false, Layout::bshd, {}, {-5, 100000, 256, -2147483647 - 1}}, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(4);
+        for (bool causal : {false, true})
+            for (int splits : {0, 1, 5}) {
+                const int batch = 7;
+                check_decode(
+                    {batch, 8, 2, 1, 2000, 128, causal, Layout::bshd, {}, random_lengths(batch, 2000, rng), splits},
+                    rng);
+                check_decode(
+                    {batch, 4, 4, 4, 333, 64, causal, Layout::bhsd, {}, random_lengths(batch, 333, rng), splits}, rng);
+            }
+        // Lengths shorter than the query (causal: rows that see no key) and a prefill with per-sequence lengths.
+        check_decode({3, 4, 2, 16, 100, 128, true, Layout::bshd, {}, {3, 16, 0}}, rng);
+        check_decode({2, 4, 2, 300, 500, 64, true, Layout::bshd, {}, {450, 120}}, rng);
+        // Malformed entries are clamped to [0, seqlen_k]: negative reads nothing, too large reads seqlen_k keys.
+        check_decode({4, 8, 2, 1, 256, 128, false, Layout::bshd, {}, {-5, 100000, 256, -2147483647 - 1}}, rng);
+    });
 }
 
 TEST_CASE("decode on the sanitizer subset", "[decode][sanitize]") {
     current_device();
-    std::mt19937 rng(5);
-    check_decode({2, 8, 2, 1, 300, 128, false, Layout::bshd, {}, {}, 3}, rng);
-    check_decode({3, 4, 1, 4, 200, 64, true, Layout::padded, {}, {-1, 150, 1000}, 2}, rng);  // clamped lengths
-    check_decode({1, 16, 1, 2, 90, 256, true, Layout::bhsd}, rng);
-    check_decode({2, 4, 4, 3, 64, 40, false, Layout::bshd, {}, {0, 64}, 0, true}, rng);  // caller workspace
-    check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2}, rng);    // 128 rows: decode-ws on sm_90
-    check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2, false, Mods{100, 0, 20.f, true}}, rng);
-    Case paged{3, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {300, 150, 7}, 2};  // pages; a malformed table
-    paged.page_size = 16, paged.corrupt = {1};
-    check_decode(paged, rng);
-    Case packed{1, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {}, 2};  // packed sequences of 128 rows and fewer
-    packed.seqlens_q = {4, 2, 0}, packed.seqlens_k = {300, 30, 5};
-    check_case(packed, DType::bf16, rng);
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(5);
+        check_decode({2, 8, 2, 1, 300, 128, false, Layout::bshd, {}, {}, 3}, rng);
+        check_decode({3, 4, 1, 4, 200, 64, true, Layout::padded, {}, {-1, 150, 1000}, 2}, rng);  // clamped lengths
+        check_decode({1, 16, 1, 2, 90, 256, true, Layout::bhsd}, rng);
+        check_decode({2, 4, 4, 3, 64, 40, false, Layout::bshd, {}, {0, 64}, 0, true}, rng);  // caller workspace
+        check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2},
+                     rng);  // 128 rows: decode-ws on sm_90
+        check_decode({2, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {-3, 290}, 2, false, Mods{100, 0, 20.f, true}},
+                     rng);
+        Case paged{3, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {300, 150, 7}, 2};  // pages; a malformed table
+        paged.page_size = 16, paged.corrupt = {1};
+        check_decode(paged, rng);
+        Case packed{1, 32, 1, 4, 300, 128, true, Layout::bshd, {}, {}, 2};  // packed sequences of 128 rows and fewer
+        packed.seqlens_q = {4, 2, 0}, packed.seqlens_k = {300, 30, 5};
+        check_case(packed, DType::bf16, rng);
+    });
 }
 
 TEST_CASE("decode: a caller's workspace, and one too small", "[decode]") {

@@ -14,8 +14,12 @@
 #include <vector>
 
 #include "common/element_types.hpp"
+#include "common/parallel.hpp"
+#include "fa_jit/cache.hpp"
+#include "fa_jit/errors.hpp"
 #include "fa_jit/tuning.hpp"
 #include "support/attention_reference.hpp"
+#include "support/compile_jobs.hpp"
 
 namespace fa_jit::testing {
 
@@ -50,6 +54,14 @@ struct Case {
     bool share_pages = false;
     std::vector<int> corrupt = {};
 };
+
+namespace detail {
+// Set during with_kernels_precompiled's first pass: check_case adds the specialization it would launch here.
+inline std::vector<AttentionKernelSpec>*& collected_specs() {
+    static std::vector<AttentionKernelSpec>* specs = nullptr;
+    return specs;
+}
+}  // namespace detail
 
 inline std::string describe(const Case& c, DType dtype) {
     static const char* layouts[] = {"bshd", "bhsd", "padded"};
@@ -278,6 +290,14 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
         }
     }
 
+    if (std::vector<AttentionKernelSpec>* specs = detail::collected_specs()) {  // collecting: launch nothing
+        try {
+            const AttentionKernelSpec spec = attention_spec(a, attention_choice(a, c.tile).tile);
+            if (std::find(specs->begin(), specs->end(), spec) == specs->end()) specs->push_back(spec);
+        } catch (const Error&) {  // refused: the second pass runs the case and reports it
+        }
+        return;
+    }
     Stream stream;
     attention(a, stream.get(), c.tile);
     stream.synchronize();
@@ -328,6 +348,37 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
     CHECK(e.rel_l2 < tol.rel_l2);
     CHECK(e.max_abs < tol.max_abs * (dtype == DType::f32 ? 1.0 : std::max(1.0, ref_max)));
     CHECK(e.lse_max_abs < tol.lse_max_abs);
+}
+
+// A test whose cases force many tiles spent most of its time in NVRTC, each kernel compiled as its first case
+// launched, one at a time. with_kernels_precompiled(body) runs body twice. The first pass only collects the
+// specialization each check_case would launch (arguments built and buffers uploaded; nothing launched or checked).
+// Their kernels are then compiled into the disk cache on test_threads() threads (FA_JIT_TEST_THREADS, else every
+// core), as fa-jit-bench --sweep does, and the second pass runs the cases on the cached binaries. body makes its own
+// random generator, so both passes build the same cases. Without a usable disk cache there is one pass, which
+// compiles as it goes.
+template <class Body>
+void with_kernels_precompiled(const Body& body) {
+    if (cache::DiskCache::instance().usable()) {
+        std::vector<AttentionKernelSpec> specs;
+        detail::collected_specs() = &specs;
+        try {
+            body();
+        } catch (...) {
+            detail::collected_specs() = nullptr;
+            throw;
+        }
+        detail::collected_specs() = nullptr;
+        const DeviceInfo& device = current_device();
+        const std::string arch = attention_arch(target_arch(device.cc_major, device.cc_minor));
+        tools::parallel_for(specs.size(), test_threads(), [&](std::size_t i) {
+            try {
+                cache::compile_into_cache(attention_compile_request(specs[i], arch));
+            } catch (const std::exception&) {  // the second pass reports it
+            }
+        });
+    }
+    body();
 }
 
 // The first tile of every family that serves `problem` on a GPU of compute capability `cc`, in family order.
