@@ -68,12 +68,13 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
 // variant loops, its blocks taking pairs of tiles of about equal cost (tile/coords.cuh, tile_at). Until the wgmma
 // descriptors moved to uniform registers, d 136-256 looped only at 64 keys and 192-row tiles only at 64 or 96 keys:
 // the loop spilled elsewhere (d 192 at 112 keys, d 256 at 80, d 64 192 x 128: 4 bytes, d 88-96 192 x 80: 8). Every
-// tile now compiles without spills either way, but d 136-192 at 112 keys without the mask, looping, gets its wait for
+// tile now compiles without spills either way, but d 168-192 at 112 keys without the mask, looping, gets its wait for
 // P V at the top of the softmax (bench/kernel_harness/pv_overlap.py: 0 of 58 exponentials beside P V against 19 with
-// one tile per block), so it keeps one tile per block; its causal pairs keep 16.
+// one tile per block), so it keeps one tile per block; its causal pairs keep 16. d 136-160 at 112 keys keep 18-24
+// looping, and d 168-192 at 96 keys 17-18 of 50 (the O accumulator grows with the head dim).
 FA_JIT_HOST_DEVICE constexpr bool persistent(int /*block_m*/, bool causal, int head_dim, int block_n,
                                              bool per_sequence_keys = false, bool tile_loop = false) {
-    const bool overlaps_looping = !(padded_head_dim(head_dim) == 192 && block_n > 64);
+    const bool overlaps_looping = !(head_dim > 160 && head_dim <= 192 && block_n > 96);
     return !per_sequence_keys && (causal ? tile_loop : overlaps_looping);
 }
 // Whether a causal kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop, taken for rows
