@@ -391,6 +391,20 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, windowed) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 48, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});
+    // Softcap at d 65-128: 192 rows, the widest key tile there.
+    for (bool causal : {false, true})
+        for (int seqlen : {512, 16384}) {
+            ProblemClass softcap{DType::bf16, 128, causal, seqlen, seqlen};
+            softcap.mods.softcap = true;
+            CHECK(default_tile_config(90, softcap) == TileConfig{192, 80, 16, 3, "ws"});
+            softcap.head_dim = 96;
+            CHECK(default_tile_config(90, softcap) == TileConfig{192, 96, 16, 3, "ws"});
+            softcap.head_dim = 64;  // a MUFU-bound softmax with or without softcap: the plain choice
+            softcap.mods = ScoreMods{};
+            const TileConfig plain = default_tile_config(90, softcap);
+            softcap.mods.softcap = true;
+            CHECK(default_tile_config(90, softcap) == plain);
+        }
     CHECK(default_tile_config(90, {DType::bf16, 192, false, 16384, 16384}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 2048, 2048}) == TileConfig{128, 64, 12, 3, "ws"});

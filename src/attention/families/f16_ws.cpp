@@ -97,6 +97,11 @@ public:
             return {pairs_192x96, ws_tile(128, 3, "ws")};
         if (padded == 64 && (!p.causal || p.seqlen_k >= 2048))
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
+        // Softcap's tanh doubles the softmax's MUFU operations (two per score). At d 65-128 one warpgroup's softmax
+        // then takes about as long as another's GEMMs, which two consumer warpgroups cannot hide; three (192 rows)
+        // can: 64 rows' softmax against two warpgroups' GEMMs (bench/NOTES.md, "Softcap on 192 rows").
+        if (p.mods.softcap && padded == 128)
+            return {ws_tile(ws_layout::max_keys_at_192_rows(p.head_dim), 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) {
