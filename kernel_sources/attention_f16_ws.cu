@@ -33,12 +33,13 @@
 //
 // kBlockM: 128 or 192 query rows, two or three consumer warpgroups (ws_layout::consumers).
 //
-// kTileLoop (under the causal mask, ws_layout::tile_loop): blocks loop over tiles in pairs of about equal cost (a
-// head's heaviest with its lightest, tile/coords.cuh tile_at); the host picks this variant for rows of up to 8k keys.
+// kTileLoop (ws_layout::tile_loop): blocks loop over tiles; under the causal mask in pairs of about equal cost (a
+// head's heaviest with its lightest, tile/coords.cuh tile_at), a variant the host picks for rows of up to 8k keys;
+// without it at d 136-192 past 64 keys, for rows of up to 2k keys.
 //
 // Launch: block ws_layout::threads(kBlockM) threads (384 or 512), dynamic shared memory
 // ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages). Where the kernel may loop (ws_layout::persistent:
-// without a window, packed sequences or pages, below d 192 or at 64 keys; under the causal mask kTileLoop) a 1-d grid:
+// without a window, packed sequences or pages; under the causal mask and at d 136-192 past 64 keys kTileLoop) a 1-d grid:
 // block b works on tiles b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x) and
 // 2 (b + gridDim.x) + 1, ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in
 // L2), looping over tiles for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles; under the causal mask
@@ -143,7 +144,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr bool kPersistent =
         !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
                                          (kMods & mods::kWindow) != 0 || kVarlen || kPaged, kTileLoop);
-    static_assert(!kTileLoop || (kCausal && kPersistent), "kTileLoop: ws_layout::tile_loop");
+    static_assert(!kTileLoop || (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false)),
+                  "kTileLoop: ws_layout::tile_loop");
     // This block's tiles: its n-th is tile_of(n), while below end. Without the causal mask first + n * step. Under it
     // tiles differ in cost (a head's last rows see the most keys), and a block with more than one takes them in pairs,
     // 2 (first + k * step) and the tile after: tile_at puts each head's heaviest beside its lightest, its second
@@ -225,7 +227,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
             const BlockIndex bi = block_at(tile);
             const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
-            const int n_block_max = kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();  // tile_at's extra tile
+            const int n_block_max = kCausal && kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();  // tile_at's extra tile
             if (n_block_max == 0) continue;
             const int start = first_visit<kBlockM>(span, bi.m0, stagger);
             if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
@@ -324,7 +326,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         const int m0 = bi.m0;
         const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
         const KeySpan span = span_of(m0, mod);
-        const int n_block_max = kTileLoop && m0 >= seqlen_q() ? 0 : span.count();  // tile_at's extra tile
+        const int n_block_max = kCausal && kTileLoop && m0 >= seqlen_q() ? 0 : span.count();  // tile_at's extra tile
         const int start = first_visit<kBlockM>(span, m0, stagger);  // visits: span.visit(it, start)
 
         float acc_o[kDBlocks][8][4];

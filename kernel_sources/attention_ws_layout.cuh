@@ -68,20 +68,27 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
 // variant loops, its blocks taking pairs of tiles of about equal cost (tile/coords.cuh, tile_at). Until the wgmma
 // descriptors moved to uniform registers, d 136-256 looped only at 64 keys and 192-row tiles only at 64 or 96 keys:
 // the loop spilled elsewhere (d 192 at 112 keys, d 256 at 80, d 64 192 x 128: 4 bytes, d 88-96 192 x 80: 8). Every
-// tile now compiles without spills either way, but d 168-192 at 112 keys without the mask, looping, gets its wait for
-// P V at the top of the softmax (bench/kernel_harness/pv_overlap.py: 0 of 58 exponentials beside P V against 19 with
-// one tile per block), so it keeps one tile per block; its causal pairs keep 16. d 136-160 at 112 keys keep 18-24
-// looping, and d 168-192 at 96 keys 17-18 of 50 (the O accumulator grows with the head dim).
+// tile now compiles without spills either way.
 FA_JIT_HOST_DEVICE constexpr bool persistent(int /*block_m*/, bool causal, int head_dim, int block_n,
                                              bool per_sequence_keys = false, bool tile_loop = false) {
-    const bool overlaps_looping = !(head_dim > 160 && head_dim <= 192 && block_n > 96);
-    return !per_sequence_keys && (causal ? tile_loop : overlaps_looping);
+    if (per_sequence_keys) return false;
+    if (causal) return tile_loop;
+    // d 136-192 past 64 keys, without the mask, loop only in the tile_loop variant: with the loop compiled in, one
+    // tile per block (rows past 2k keys) ran 1-4 % slower (d 160, N 4k-16k; bench/NOTES.md, "d 136-192 loop at 2k").
+    // d 168-192 at 112 keys never loop: there the loop moves the wait for P V to the top of the softmax
+    // (bench/kernel_harness/pv_overlap.py: 0 of 58 exponentials beside P V against 19 with one tile per block), where
+    // d 136-160 at 112 keys keep 18-24 and d 168-192 at 96 keys 17-18 of 50 (the O accumulator grows with the head
+    // dim).
+    if (padded_head_dim(head_dim) == 192 && block_n > 64) return tile_loop && !(head_dim > 160 && block_n > 96);
+    return true;
 }
-// Whether a causal kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop, taken for rows
-// of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a loop compiled in ran 1-2 % slower).
+// Whether a kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop): under the causal mask
+// every tile that may loop (taken for rows of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a
+// loop compiled in ran 1-2 % slower), without it d 136-192 past 64 keys (rows of up to 2k keys, loops_over_tiles).
 FA_JIT_HOST_DEVICE constexpr bool tile_loop(int block_m, bool causal, int head_dim, int block_n,
                                             bool per_sequence_keys) {
-    return causal && persistent(block_m, causal, head_dim, block_n, per_sequence_keys, true);
+    return (causal || (padded_head_dim(head_dim) == 192 && block_n > 64)) &&
+           persistent(block_m, causal, head_dim, block_n, per_sequence_keys, true);
 }
 // Whether a kernel that may loop does (grid min(tiles, SMs)) rather than take one tile per block (a grid of every
 // tile, each block starting at its own key tile): looping pays for short rows, whose prologue and epilogue it hides

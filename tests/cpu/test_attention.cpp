@@ -391,13 +391,16 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, windowed) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 48, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});
-    // Softcap at d 65-128: 192 rows, the widest key tile there.
+    // Softcap at d 65-128 in bf16: 192 rows, the widest key tile there; fp16 (which keeps a running max) the plain
+    // choice.
     for (bool causal : {false, true})
         for (int seqlen : {512, 16384}) {
             ProblemClass softcap{DType::bf16, 128, causal, seqlen, seqlen};
             softcap.mods.softcap = true;
             CHECK(default_tile_config(90, softcap) == TileConfig{192, 80, 16, 3, "ws"});
-            softcap.head_dim = 96;
+            softcap.dtype = DType::f16;
+            CHECK(default_tile_config(90, softcap) == default_tile_config(90, {DType::f16, 128, causal, seqlen, seqlen}));
+            softcap.dtype = DType::bf16, softcap.head_dim = 96;
             CHECK(default_tile_config(90, softcap) == TileConfig{192, 96, 16, 3, "ws"});
             softcap.head_dim = 64;  // a MUFU-bound softmax with or without softcap: the plain choice
             softcap.mods = ScoreMods{};
@@ -410,6 +413,10 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 2048, 2048}) == TileConfig{128, 64, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 160, false, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 160, false, 2048, 2048}) == TileConfig{128, 112, 12, 2, "ws"});
+    // Without the mask at 2k keys d 168-192 take 96 keys, whose blocks loop (at 112 keys they would not).
+    CHECK(default_tile_config(90, {DType::bf16, 192, false, 2048, 2048}) == TileConfig{128, 96, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 168, false, 2048, 2048}) == TileConfig{128, 96, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 160, true, 1024, 1024}) == TileConfig{128, 64, 12, 3, "ws"});
     // Padded to 256 under the causal mask: 64 keys, whose blocks loop over pairs of tiles, up to 2k keys (at d 256 up
     // to 8k); 80 keys past that, and where blocks do not loop (a window).
@@ -519,6 +526,17 @@ TEST_CASE("short causal rows take the warp-specialized variant whose blocks loop
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
     a.window_left = -1, a.causal = false;  // without the mask every kernel may loop: no variant
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    // ... but d 136-192 past 64 keys, whose variant loops up to 2k keys; d 168-192 at 112 keys never loop.
+    a.head_dim = 160, a.seqlen_k = 2048;
+    CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);
+    CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).name_expression() ==
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 112, 160, 2, false, 0, false, false, false, true>");
+    CHECK_FALSE(attention_spec(a, {128, 64, 12, 3, "ws"}).tile_loop);  // 64 keys loop in every kernel
+    a.head_dim = 192;
+    CHECK(attention_spec(a, {128, 96, 12, 2, "ws"}).tile_loop);
+    CHECK_FALSE(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);
+    a.seqlen_k = 2049;
+    CHECK_FALSE(attention_spec(a, {128, 96, 12, 2, "ws"}).tile_loop);
     // Warm-up names the same specialization for the length class.
     const std::vector<AttentionKernelSpec> warm = warmup_specs({DType::bf16, 128, true, 1000, 2048}, 90, false);
     REQUIRE(warm.size() == 1);
@@ -646,6 +664,11 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     specs.push_back({DType::bf16, 96, true, {192, 96, 16, 3, "ws"}});
     specs.push_back(specs.back());
     specs.back().tile_loop = true;
+    // Without the mask, d 136-192 past 64 keys loop in a variant of their own (rows of up to 2k keys).
+    for (const TileConfig& t : {TileConfig{128, 112, 12, 2, "ws"}, TileConfig{128, 96, 12, 2, "ws"}}) {
+        specs.push_back({DType::bf16, t.block_n == 112 ? 160 : 192, false, t});
+        specs.back().tile_loop = true;
+    }
     // Its key tiles that are not a power of two: one S instruction of 80 / 96 / 112 keys; d 224's default.
     for (bool causal : {false, true}) specs.push_back({DType::bf16, 224, causal, {128, 80, 12, 2, "ws"}});
     for (bool causal : {false, true})

@@ -193,6 +193,9 @@ TEST_CASE(
     CHECK(grid(true, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});  // every tile loops
     CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});
     CHECK(grid(false, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // no overlap looping
+    // d 136-192 past 64 keys: the looping variant only up to 2k keys, else a kernel without the loop.
+    CHECK(grid(false, 160, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
+    CHECK(grid(false, 192, {128, 96, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
     CHECK(grid(false, 256, {128, 80, 12, 2, "ws"}) == std::vector<unsigned>{2048, 1, 1});
     CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{2048, 1, 1});
     a.seqlen_k = 16384;  // past 8k keys causal blocks take one tile each

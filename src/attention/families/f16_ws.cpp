@@ -100,7 +100,7 @@ public:
         // Softcap's tanh doubles the softmax's MUFU operations (two per score). At d 65-128 one warpgroup's softmax
         // then takes about as long as another's GEMMs, which two consumer warpgroups cannot hide; three (192 rows)
         // can: 64 rows' softmax against two warpgroups' GEMMs (bench/NOTES.md, "Softcap on 192 rows").
-        if (p.mods.softcap && padded == 128)
+        if (p.mods.softcap && padded == 128 && p.dtype == DType::bf16)
             return {ws_tile(ws_layout::max_keys_at_192_rows(p.head_dim), 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
@@ -111,6 +111,10 @@ public:
                                     (p.seqlen_k <= loop_limit && tile_loop({p.dtype, p.head_dim, p.causal, keys64}, p));
             return short_rows ? std::vector<TileConfig>{keys64, keys80} : std::vector<TileConfig>{keys80, keys64};
         }
+        // Without the mask, up to 2k keys, d 136-192 take the variant whose blocks loop (tile_loop), where d 168-192
+        // loop only at 96 keys (d 192, N 2k: 726 against 697 TFLOP/s with 112 keys, one tile per block).
+        if (padded == 192 && !p.causal && p.head_dim > 160 && p.seqlen_k == 2048)
+            return {ws_tile(96, 2, "ws"), ws_tile(112, 2, "ws")};
         if (padded == 192 && p.seqlen_k >= (p.causal ? 4096 : 2048))
             return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
         if (padded <= 128) return {ws_tile(128, 3, "ws"), ws_tile(64, 3, "ws")};
@@ -129,12 +133,12 @@ public:
         return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}{}>", type, s.tile.block_m,
                             s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
     }
-    // Under the causal mask rows of up to 8k keys take the variant whose blocks loop (ws_layout::tile_loop,
-    // loops_over_causal_tiles).
+    // Where a tile has a variant whose blocks loop (ws_layout::tile_loop), rows take it up to 8k keys under the causal
+    // mask (loops_over_causal_tiles), else up to 2k (loops_over_tiles).
     bool tile_loop(const AttentionKernelSpec& s, int seqlen_k) const override {
         return ws_layout::tile_loop(s.tile.block_m, s.causal, s.head_dim, s.tile.block_n,
                                     s.mods.window || s.varlen || s.paged) &&
-               ws_layout::loops_over_causal_tiles(seqlen_k);
+               (s.causal ? ws_layout::loops_over_causal_tiles(seqlen_k) : ws_layout::loops_over_tiles(seqlen_k));
     }
     // The same for a tile of problem class `p` (which names the features a spec carries).
     bool tile_loop(AttentionKernelSpec s, const ProblemClass& p) const {
