@@ -3,7 +3,8 @@
 
 fa-jit is called through its C ABI (ctypes) on tensors torch allocated, on torch's current stream; every
 implementation is timed with CUDA events (median of many repetitions after warm-up, rotating input sets so L2 does
-not flatter) and checked against a reference before it is timed.
+not flatter) and checked against a reference before it is timed. A prefill row interleaves the calls of every build
+and peer (time_interleaved), so that all run under the same clock.
 
     python3 bench/compare.py --lib build/libfa_jit.so [--dtype fp32 bf16 fp16] [--head-dims 64 128 256]
                              [--quick] [--json out.json] [--baseline-lib old/libfa_jit.so.0]
@@ -228,24 +229,39 @@ def check(fa, sets, o, causal, code, ref, rows, peer_err, tol):
     return err, ok
 
 
-def time_rounds(timers, args):
-    """Median ms of each timer (name -> a function that times its contender once and returns ms), over `args.rounds`
-    rounds that run every timer once, each round starting one name later: no contender is always timed first, right
-    after the float64 checks, and clock and power drift during a row fall on all alike (under sustained tensor-core
-    load an H200 holds its 700 W cap by lowering the SM clock: bench/NOTES.md, "Power"). A timer that raises
-    RuntimeError (a backend without this dtype or shape) gets None."""
-    names = list(timers)
-    samples = {name: [] for name in names}
-    for r in range(max(1, args.rounds)):
-        first = r % len(names) if names else 0
-        for name in names[first:] + names[:first]:
-            if samples[name] is None:
-                continue
-            try:
-                samples[name].append(timers[name]())
-            except RuntimeError:
-                samples[name] = None
-    return {name: statistics.median(got) if got else None for name, got in samples.items()}
+def time_interleaved(contenders, args):
+    """Median ms per call of each contender (name -> (fn, input sets), fn taking q, k, v), their calls interleaved:
+    after `args.warmup` calls of each, `args.reps` x `args.rounds` passes call every contender once between CUDA
+    events, each pass in another rotation of their order (reversed every other cycle), so that all of them run in the
+    same seconds and none always follows the same one. Under sustained tensor-core load an H200 holds its 700 W cap
+    by lowering the SM clock (bench/NOTES.md, "Power"): timed one after another, a contender that follows a slow,
+    low-power one starts at a higher clock than the rest. A contender that raises RuntimeError (a backend without
+    this dtype or shape) gets None."""
+    names = []
+    for name, (fn, sets) in contenders.items():
+        try:
+            for i in range(args.warmup):
+                fn(*sets[i % len(sets)])
+            names.append(name)
+        except RuntimeError:
+            pass
+    events = {name: [] for name in names}
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(sleep_cycles_per_ms() * 20))  # the host enqueues ahead of the GPU from the first call
+    calls = 0
+    for i in range(args.reps * max(1, args.rounds)):
+        order = names[i % len(names):] + names[:i % len(names)]
+        for name in order[::-1] if (i // len(names)) % 2 else order:
+            fn, sets = contenders[name]
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(*sets[calls % len(sets)])  # consecutive calls read different inputs (none finds them in L2)
+            end.record()
+            events[name].append((start, end))
+            calls += 1
+    torch.cuda.synchronize()
+    return {name: statistics.median(s.elapsed_time(e) for s, e in events[name]) if name in events else None
+            for name in contenders}
 
 
 def run_dtype(args, fa, dtype_name, base=None, fa4=None):
@@ -287,8 +303,7 @@ def run_dtype(args, fa, dtype_name, base=None, fa4=None):
                 builds.append(base)
         timers = {}
         for key, build in zip(["fa_jit", "base"], builds):
-            timers[key] = lambda build=build: time_ms(lambda q, k, v: build(q, k, v, o, causal, code), sets,
-                                                      args.warmup, args.reps)
+            timers[key] = (lambda q, k, v, build=build: build(q, k, v, o, causal, code), sets)
         bshd = None
         for peer in peers:
             if peer == "fa4":  # BSHD copies (FA4's layout), not timed; its error on the same rows for the record
@@ -298,14 +313,13 @@ def run_dtype(args, fa, dtype_name, base=None, fa4=None):
                 except RuntimeError:  # FA4 does not take this dtype or shape
                     bshd = None
                     continue
-                timers[peer] = lambda: time_ms(lambda q, k, v: fa4(q, k, v, causal), bshd, args.warmup, args.reps)
+                timers[peer] = (lambda q, k, v: fa4(q, k, v, causal), bshd)
             else:
-                def sdpa_timer(peer=peer):
-                    with sdpa_kernel(PEERS[peer]):  # entered outside the timed calls
-                        return time_ms(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-                                       sets, args.warmup, args.reps)
-                timers[peer] = sdpa_timer
-        ms = time_rounds(timers, args)
+                def sdpa_call(q, k, v, peer=peer):
+                    with sdpa_kernel(PEERS[peer]):
+                        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                timers[peer] = (sdpa_call, sets)
+        ms = time_interleaved(timers, args)
         del bshd
         row["fa_jit_tflops"] = flops / ms["fa_jit"] / 1e9 if ms.get("fa_jit") else None
         if base:
@@ -835,8 +849,8 @@ def main():
     p.add_argument("--json", help="write the rows here")
     p.add_argument("--baseline-lib", help="a second fa-jit library to time beside --lib (e.g. an earlier commit's)")
     p.add_argument("--rounds", type=int, default=1,
-                   help="timing rounds per row, each timing every build and peer once in a rotating order (median "
-                        "over rounds)")
+                   help="timing rounds per row: decode rows time every build and peer once per round in a rotating "
+                        "order; prefill rows interleave their calls, --reps x --rounds of each (median)")
     args = p.parse_args()
 
     decode = args.decode or args.ragged
