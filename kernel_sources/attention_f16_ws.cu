@@ -39,9 +39,9 @@
 //
 // Launch: block ws_layout::threads(kBlockM) threads (384 or 512), dynamic shared memory
 // ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages). Where the kernel may loop (ws_layout::persistent:
-// without a window, packed sequences or pages; under the causal mask and at d 136-192 past 64 keys kTileLoop) a 1-d grid:
-// block b works on tiles b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x) and
-// 2 (b + gridDim.x) + 1, ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in
+// without a window, packed sequences or pages; under the causal mask and at d 136-192 past 64 keys kTileLoop) a 1-d
+// grid: block b works on tiles b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x)
+// and 2 (b + gridDim.x) + 1, ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in
 // L2), looping over tiles for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles; under the causal mask
 // min(tiles / 2, SMs) where there are more tiles than SMs), else one each. Otherwise one tile per block, grid
 // (ceil(seqlen_q / kBlockM), heads_q, batch); under the causal mask heavy tiles first (tile/coords.cuh, block_index):
@@ -227,7 +227,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
             const BlockIndex bi = block_at(tile);
             const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
-            const int n_block_max = kCausal && kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();  // tile_at's extra tile
+            // tile_at's extra tile (a causal head's odd tile count) has no rows
+            const int n_block_max = kCausal && kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();
             if (n_block_max == 0) continue;
             const int start = first_visit<kBlockM>(span, bi.m0, stagger);
             if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
@@ -326,7 +327,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         const int m0 = bi.m0;
         const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
         const KeySpan span = span_of(m0, mod);
-        const int n_block_max = kCausal && kTileLoop && m0 >= seqlen_q() ? 0 : span.count();  // tile_at's extra tile
+        const int n_block_max = kCausal && kTileLoop && m0 >= seqlen_q() ? 0 : span.count();  // as the producer's
         const int start = first_visit<kBlockM>(span, m0, stagger);  // visits: span.visit(it, start)
 
         float acc_o[kDBlocks][8][4];

@@ -399,7 +399,8 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
             softcap.mods.softcap = true;
             CHECK(default_tile_config(90, softcap) == TileConfig{192, 80, 16, 3, "ws"});
             softcap.dtype = DType::f16;
-            CHECK(default_tile_config(90, softcap) == default_tile_config(90, {DType::f16, 128, causal, seqlen, seqlen}));
+            CHECK(default_tile_config(90, softcap) ==
+                  default_tile_config(90, {DType::f16, 128, causal, seqlen, seqlen}));
             softcap.dtype = DType::bf16, softcap.head_dim = 96;
             CHECK(default_tile_config(90, softcap) == TileConfig{192, 96, 16, 3, "ws"});
             softcap.head_dim = 64;  // a MUFU-bound softmax with or without softcap: the plain choice

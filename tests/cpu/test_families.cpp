@@ -206,7 +206,7 @@ TEST_CASE(
     CHECK(grid(false, 96, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 128
     CHECK(grid(false, 160, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});  // padded to 192
     CHECK(grid(false, 160, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});  // d 136-160 loop at 112
-    CHECK(grid(false, 168, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});   // d 168-192 only at 96
+    CHECK(grid(false, 168, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // d 168-192 only at 96
     CHECK(grid(false, 192, {128, 96, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(true, 224, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});   // padded to 256, in pairs
