@@ -24,12 +24,15 @@ std::vector<int> random_lengths(int batch, int seqlen_k, std::mt19937& rng) {
     return out;
 }
 
-// One tile of each decode family that serves decode of 1 token x groups of 4 and 4 tokens x groups of 8 with
-// `feature` (packed sequences, pages) on this GPU, then the chooser's (an empty tile).
-std::vector<TileConfig> decode_tiles(void (*feature)(ProblemClass&)) {
+// One tile of each decode family that serves decode of 1 token x groups of 4 and 4 tokens x groups of 8 (with
+// `wide`, also 4 tokens of MQA: 128 packed rows, all that decode-ws and decode-wgmma serve) with `feature` (packed
+// sequences, pages) on this GPU, then the chooser's (an empty tile).
+std::vector<TileConfig> decode_tiles(void (*feature)(ProblemClass&), bool wide = false) {
     const int cc = current_device().cc();
     std::vector<TileConfig> tiles;
-    for (const auto& [seqlen_q, group] : {std::pair{1, 4}, std::pair{4, 8}}) {
+    std::vector<std::pair<int, int>> shapes{{1, 4}, {4, 8}};
+    if (wide) shapes.emplace_back(4, 32);
+    for (const auto& [seqlen_q, group] : shapes) {
         ProblemClass p{DType::bf16, 128, true, seqlen_q, 3000, group};
         feature(p);
         for (const TileConfig& tile : tile_per_family(p, cc))
@@ -141,17 +144,10 @@ TEST_CASE("decode: score modifiers in every decode family", "[decode][mods]") {
 // sequence's rows), seqused_k cutting a packed sequence's keys, score modifiers; 128 packed rows per sequence (4 tokens
 // of MQA: decode-ws and decode-wgmma on Hopper, which serve only that many), over pages as well.
 TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]") {
-    const int cc = current_device().cc();
     with_kernels_precompiled([&] {
         std::mt19937 rng(15);
         const auto packed = [](ProblemClass& p) { p.varlen = true; };
-        std::vector<TileConfig> tiles = decode_tiles(packed);
-        ProblemClass wide{DType::bf16, 128, true, 4, 3000, 32};
-        packed(wide);
-        for (const TileConfig& tile : tile_per_family(wide, cc))
-            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
-                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
-                tiles.insert(tiles.end() - 1, tile);  // before the chooser's empty tile
+        const std::vector<TileConfig> tiles = decode_tiles(packed, /*wide=*/true);
         for (const TileConfig& tile : tiles)
             for (int splits : {0, 1, 3}) {
                 Case mqa{1, 32, 1, 4, 2500, 128, true, Layout::bshd, tile, {}, splits};  // 128 packed rows per sequence
@@ -183,17 +179,10 @@ TEST_CASE("decode: packed sequences in every decode family", "[decode][varlen]")
 // (0 and full included), split counts 1, 3 and chosen, packed queries over pages, modifiers; 128 packed rows (4 tokens
 // of MQA: decode-ws and decode-wgmma on Hopper, which serve only that many); fp32 in its family.
 TEST_CASE("decode: a paged KV cache in every decode family", "[decode][paged]") {
-    const int cc = current_device().cc();
     with_kernels_precompiled([&] {
         std::mt19937 rng(18);
         const auto paged = [](ProblemClass& p) { p.paged = p.seqused_k = true; };
-        std::vector<TileConfig> tiles = decode_tiles(paged);
-        ProblemClass wide{DType::bf16, 128, true, 4, 3000, 32};
-        paged(wide);
-        for (const TileConfig& tile : tile_per_family(wide, cc))
-            if (AttentionKernelSpec{DType::bf16, 128, true, tile}.family().rfind("decode", 0) == 0 &&
-                std::find(tiles.begin(), tiles.end(), tile) == tiles.end())
-                tiles.insert(tiles.end() - 1, tile);  // before the chooser's empty tile
+        const std::vector<TileConfig> tiles = decode_tiles(paged, /*wide=*/true);
         for (const TileConfig& tile : tiles) {
             const bool wide_only = tile.variant == "ws-split" || tile.variant == "wgmma-split";
             for (int splits : {0, 1, 3})
