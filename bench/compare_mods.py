@@ -2,10 +2,11 @@
 
 Each modifier row runs beside plain attention of the same shape (16k tokens: batch 16384 / N, hidden 2048) and is
 counted in visible query-key pairs: TFLOP/s = 4 * d * pairs * batch * heads / time. "per pair" is fa-jit's rate with
-the modifier over its plain rate (full or causal alike), the figure that shows a window skipping the key tiles it does
-not reach and softcap / ALiBi costing little per pair. Peers, in the same process: SDPA's efficient and cudnn backends
-on an explicit mask (windows: bool; ALiBi: an additive bias in the query dtype, -inf where masked) and
-FlashAttention-4 where it has the modifier (window_size, softcap). Correctness first: the float64 reference with the
+the modifier over its plain rate (full or causal alike; the two timed together, their calls interleaved), the figure
+that shows a window skipping the key tiles it does not reach and softcap / ALiBi costing little per pair. Peers, in
+the same process and the same interleaved timing: SDPA's efficient and cudnn backends on an explicit mask (windows:
+bool; ALiBi: an additive bias in the query dtype, -inf where masked) and FlashAttention-4 where it has the modifier
+(window_size, softcap). Correctness first: the float64 reference with the
 modifiers on 256 random query rows, fa-jit's output poisoned with NaN beforehand.
 """
 import math
@@ -14,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from compare import DTYPES, rel_err, time_ms
+from compare import DTYPES, rel_err, time_interleaved
 
 TOL = {"fp32": 1e-4, "fp16": 3e-3, "bf16": 2e-2}
 SDPA_PEERS = {"efficient": SDPBackend.EFFICIENT_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
@@ -96,7 +97,7 @@ def run_mods(args, fa, fa4, dtype_name):
     dtype, code = DTYPES[dtype_name]
     n = args.mods_seqlen
     print(f"# score modifiers, dtype {dtype_name}", flush=True)
-    results, plain = [], {}
+    results = []
     for d in args.head_dims:
         b, h = max(1, 16384 // n), 2048 // d
         slopes = alibi_slopes(h, "cuda")
@@ -124,34 +125,40 @@ def run_mods(args, fa, fa4, dtype_name):
             ok = bool(torch.isfinite(o).all()) and err < max(TOL[dtype_name], 1.5 * row.get("efficient_rel_err", 0))
             if not ok:
                 print(f"WRONG: fa-jit {row}", flush=True)
-            calls = [fa.bind(*s, o, m.causal, code, **kwargs) for s in sets]
-            ms = time_ms(lambda call: call(), [(c,) for c in calls], args.warmup, args.reps) if ok else None
-            row["fa_jit_tflops"] = flops / ms / 1e9 if ms else None
-            if m.name == "plain":
-                plain[(d, m.causal)] = row["fa_jit_tflops"]
-            base = plain.get((d, m.causal))
-            row["per_pair_ratio"] = row["fa_jit_tflops"] / base if base and row["fa_jit_tflops"] else None
+            # Timed together (compare.time_interleaved): fa-jit with the modifier, fa-jit's plain attention of the
+            # same mask (so that "per pair" compares two rates taken under one clock), and the peers.
+            timers = {}
+            if ok:
+                timers["fa_jit"] = (lambda call: call(), [(fa.bind(*s, o, m.causal, code, **kwargs),) for s in sets])
+                if m.name != "plain":
+                    timers["plain"] = (lambda call: call(), [(fa.bind(*s, o, m.causal, code),) for s in sets])
             for peer, backend in SDPA_PEERS.items():
-                row[f"{peer}_tflops"] = None
                 if mask is None and m.name != "plain":
                     continue
-                try:
+
+                def sdpa_call(q, k, v, backend=backend):
                     with sdpa_kernel(backend):
-                        peer_ms = time_ms(lambda q, k, v: F.scaled_dot_product_attention(
-                            q, k, v, attn_mask=mask, is_causal=m.causal and mask is None), sets, args.warmup, args.reps)
-                    row[f"{peer}_tflops"] = flops / peer_ms / 1e9
-                except RuntimeError:  # the backend does not take this mask
-                    pass
-            row["fa4_tflops"] = None
+                        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                              is_causal=m.causal and mask is None)
+                timers[peer] = (sdpa_call, sets)
             call4 = fa4_call(fa4, m)
             if call4 is not None:
                 try:
                     bshd = [tuple(x.transpose(1, 2).contiguous() for x in s) for s in sets]
                     row["fa4_rel_err"] = rel_err(call4(*bshd[0]).transpose(1, 2), ref, rows)
-                    row["fa4_tflops"] = flops / time_ms(call4, bshd, args.warmup, args.reps) / 1e9
-                    del bshd
+                    timers["fa4"] = (call4, bshd)
                 except (RuntimeError, TypeError, AssertionError, ValueError) as e:  # no such modifier in this FA4
                     row["fa4_error"] = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+            ms = time_interleaved(timers, args)
+            for name in ("fa_jit", "efficient", "cudnn", "fa4"):
+                row[f"{name}_tflops"] = flops / ms[name] / 1e9 if ms.get(name) else None
+            plain_pairs = n * (n + 1) // 2 if m.causal else n * n
+            plain_tflops = 4.0 * b * h * d * plain_pairs / ms["plain"] / 1e9 if ms.get("plain") else None
+            if m.name == "plain":
+                plain_tflops = row["fa_jit_tflops"]
+            row["plain_tflops"] = plain_tflops
+            rate = row["fa_jit_tflops"]
+            row["per_pair_ratio"] = rate / plain_tflops if plain_tflops and rate else None
             results.append(row)
             cells = "  ".join(f"{p} {row[f'{p}_tflops'] or 0:6.1f}" for p in ("efficient", "cudnn", "fa4"))
             ratio = row["per_pair_ratio"]

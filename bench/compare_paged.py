@@ -6,14 +6,15 @@ the paged rate over the contiguous one. Decode rows (bf16, d 128, 32 query heads
 / time, queued timing as the decode rows); prefill rows (16k tokens, hidden 2048) report TFLOP/s (causal: visible
 pairs). FlashAttention-4 runs the paged decode rows where its flash_attn_varlen_func takes a page_table.
 Correctness first: float64 on a few sequences (decode) or 128 random rows (prefill), outputs poisoned with NaN.
-Timing: --rounds rounds (default 3 here) that time every layout of a row in turn; each rate is the median.
+Timing: decode rows in --rounds rounds (default 3 here) that time every layout of a row in turn, each rate the
+median; prefill rows interleave the calls of every layout (compare.time_interleaved).
 """
 import math
 import statistics
 
 import torch
 
-from compare import DTYPES, decode_err, decode_reference, reference_rows, rel_err, time_ms, time_queued_us
+from compare import DTYPES, decode_err, decode_reference, reference_rows, rel_err, time_interleaved, time_queued_us
 
 DECODE_SHAPES = [(16, 32, 8, 1, 16384), (64, 32, 8, 1, 4096), (1, 32, 8, 1, 131072), (16, 32, 8, 4, 16384)]
 TOL = {"fp16": 3e-3, "bf16": 2e-2}
@@ -162,7 +163,9 @@ def run_paged_prefill(args, fa, dtype_name):
                     print(f"WRONG: fa-jit {row}", flush=True)
                 rows.append(row)
                 calls.append((lambda a=a: fa.run(a)) if ok else None)
-            ms = alternating(calls, lambda call: time_ms(call, [()], args.warmup, args.reps), max(args.rounds, 3))
+            # Contiguous and every page size timed together, their calls interleaved (compare.time_interleaved).
+            got = time_interleaved({i: (call, [()]) for i, call in enumerate(calls) if call is not None}, args)
+            ms = [got.get(i) for i in range(len(calls))]
             for row, t in zip(rows, ms):
                 row["fa_jit_tflops"] = flops / t / 1e9 if t else None
             finish(rows, "fa_jit_tflops")

@@ -3,14 +3,15 @@
 Causal prefill of 64k tokens packed without padding, in sequences whose lengths are uniform in 1..8k (seeded),
 hidden 2048, against a fixed-length batch of the same tokens at the mean length, on the same family. TFLOP/s count
 the visible pairs (n (n + 1) / 2 per causal sequence of n tokens): "vs fixed" is the packed rate over the fixed one.
-FlashAttention-4's flash_attn_varlen_func runs the same packed tensors when it imports. Correctness first: float64
+FlashAttention-4's flash_attn_varlen_func runs the same packed tensors when it imports. The three are timed together,
+their calls interleaved (compare.time_interleaved). Correctness first: float64
 on 128 random rows of three sequences, fa-jit's output poisoned with NaN beforehand.
 """
 import random
 
 import torch
 
-from compare import DTYPES, reference_rows, rel_err, time_ms
+from compare import DTYPES, reference_rows, rel_err, time_interleaved
 
 TOKENS, MAX_LEN = 65536, 8192
 TOL = {"fp32": 1e-4, "fp16": 3e-3, "bf16": 2e-2}
@@ -64,28 +65,30 @@ def run_varlen(args, fa, fa4, dtype_name):
         ok = bool(torch.isfinite(o).all()) and err < TOL[dtype_name]
         if not ok:
             print(f"WRONG: fa-jit varlen {row}", flush=True)
-        calls = [call(*s) for s in sets]
-        ms = time_ms(lambda a: fa.run(a), [(a,) for a in calls], args.warmup, args.reps) if ok else None
-        row["fa_jit_tflops"] = flops / ms / 1e9 if ms else None
-
-        # The same tokens as a fixed-length batch at the mean length (causal: pairs counted alike).
+        # fa-jit on the packed sequences, the same tokens as a fixed-length batch at the mean length (causal: pairs
+        # counted alike) and FlashAttention-4's varlen, timed together (compare.time_interleaved).
         n = round(TOKENS / len(lens))
         b = TOKENS // n
         fixed = [tuple(torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(2)]
         of = torch.empty_like(fixed[0][0])
-        fixed_ms = time_ms(lambda q, k, v: fa(q, k, v, of, True, code), fixed, args.warmup, args.reps)
-        row["fixed_seqlen"], row["fixed_batch"] = n, b
-        row["fixed_tflops"] = 4.0 * h * d * b * n * (n + 1) / 2 / fixed_ms / 1e9
-        row["vs_fixed"] = row["fa_jit_tflops"] / row["fixed_tflops"] if row["fa_jit_tflops"] else None
-        row["fa4_tflops"] = None
+        timers = {"fixed": (lambda q, k, v: fa(q, k, v, of, True, code), fixed)}
+        if ok:
+            timers["fa_jit"] = (lambda a: fa.run(a), [(call(*s),) for s in sets])
         if fa4:
+            def call4(q, k, v):
+                return fa4.varlen(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=max(lens),
+                                  max_seqlen_k=max(lens), causal=True, num_splits=fa4.num_splits)[0]
             try:
-                def call4(q, k, v):
-                    return fa4.varlen(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=max(lens),
-                                      max_seqlen_k=max(lens), causal=True, num_splits=fa4.num_splits)[0]
-                row["fa4_tflops"] = flops / time_ms(call4, sets, args.warmup, args.reps) / 1e9
+                call4(*sets[0])
+                timers["fa4"] = (call4, sets)
             except (RuntimeError, TypeError, ValueError, AssertionError) as e:
                 row["fa4_error"] = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        ms = time_interleaved(timers, args)
+        row["fa_jit_tflops"] = flops / ms["fa_jit"] / 1e9 if ms.get("fa_jit") else None
+        row["fixed_seqlen"], row["fixed_batch"] = n, b
+        row["fixed_tflops"] = 4.0 * h * d * b * n * (n + 1) / 2 / ms["fixed"] / 1e9
+        row["vs_fixed"] = row["fa_jit_tflops"] / row["fixed_tflops"] if row["fa_jit_tflops"] else None
+        row["fa4_tflops"] = flops / ms["fa4"] / 1e9 if ms.get("fa4") else None
         results.append(row)
         ratio = row["vs_fixed"]
         print(f"d={d:<3d} H={h:<3d} varlen causal  fa-jit {row['fa_jit_tflops'] or 0:6.1f} TFLOP/s  fixed B={b} N={n} "
