@@ -21,6 +21,9 @@ changes to host rules such as tile choice or grid shape; give that build's own k
 with no changes is the sources as they are.
 
     python3 bench/kernel_ab.py --variant main @.carry/ks_main lib=.carry/baseline --variant branch --rows "..."
+
+--interleave times the variants in one process instead, their calls interleaved, so that all run under one clock
+(bench/ab_interleaved.py; an H200 at its power cap lowers the clock for whatever runs long).
 """
 import argparse
 import csv
@@ -83,6 +86,9 @@ def main():
     ap.add_argument("--rows", action="append", required=True, help="fa-jit-bench problem options, one row set")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--bench-args", default="--reps 20 --warmup 3", help="timing options for every run")
+    ap.add_argument("--interleave", action="store_true",
+                    help="time the variants in one process, their calls interleaved (bench/ab_interleaved.py; "
+                         "needs torch; the chooser's tiles only)")
     a = ap.parse_args()
 
     rates, errors, status = {}, {}, {}
@@ -97,6 +103,10 @@ def main():
             list(pool.map(lambda job: run_rows(a.bench, job[1], job[0], compile_only, libs[job[2]]),
                           [(rows, d, n) for rows in a.rows for n, d in dirs]))
         print("kernels compiled", file=sys.stderr)
+        if a.interleave:
+            from ab_interleaved import run_interleaved  # torch: only on the GPU machine
+            run_interleaved(a, dirs, libs, tmp)
+            return
         names = [n for n, _ in dirs]
         for rnd in range(a.rounds):
             # The check runs in the first round only: its error does not change, and later rounds time faster.
@@ -108,7 +118,8 @@ def main():
                         if not rnd:
                             status[key, name] = r["status"]
                             errors[key, name] = r["rel_l2_error"]
-                        if r["status"] in ("ok", "unchecked") and r["tflops"] not in ("", "-"):  # a WRONG row has no rate
+                        # a WRONG row has no rate; rounds after the first run unchecked
+                        if r["status"] in ("ok", "unchecked") and r["tflops"] not in ("", "-"):
                             rates.setdefault((key, name), []).append(float(r["tflops"]))
             # A table after every round, so that a run cut short by a time limit still reports.
             print(f"round {rnd + 1} of {a.rounds} done", file=sys.stderr)

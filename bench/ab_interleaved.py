@@ -1,0 +1,104 @@
+"""kernel_ab.py --interleave: every variant timed in one process, their calls interleaved (compare.time_interleaved).
+
+Timed one after another (kernel_ab's default), a variant runs its ~100 ms in the power state the one before it left:
+under sustained tensor-core load an H200 holds its 700 W cap by lowering the SM clock (bench/NOTES.md, "Power").
+Here each variant is its own copy of the library (loaded RTLD_LOCAL, so each keeps its own kernel table), its
+kernels compiled from its sources (FA_JIT_KERNEL_DIR while it makes its first call), and every row's repetitions
+alternate between the variants. Rows take a subset of fa-jit-bench's options (the chooser's tile: no --config).
+"""
+import argparse
+import os
+import shlex
+import shutil
+
+import torch
+
+from compare import DTYPES, FaJit, kilo, rel_err, time_interleaved
+from compare_mods import Mods, alibi_slopes, reference, visible
+
+TOL = {"fp16": 3e-3, "bf16": 2e-2}
+
+
+def row_problems(rows):
+    """The problems of one --rows string: (dtype, batch, heads, heads_kv, seqlen_q, seqlen_k, d, Mods) each."""
+    p = argparse.ArgumentParser(prog="--rows", add_help=False)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--heads-kv", type=int)
+    p.add_argument("--seqlen-q", default="2048")
+    p.add_argument("--seqlen-k")
+    p.add_argument("--head-dim", default="128")
+    p.add_argument("--dtype", default="bf16")
+    p.add_argument("--causal", default="no", choices=["yes", "no", "both"])
+    p.add_argument("--window")
+    p.add_argument("--softcap", type=float, default=0.0)
+    p.add_argument("--alibi", action="store_true")
+    r, rest = p.parse_known_args(shlex.split(rows))
+    if rest:
+        raise SystemExit(f"kernel_ab --interleave: rows take no {' '.join(rest)} (forced tiles: without --interleave)")
+    window = tuple(int(x) for x in r.window.split(",")) if r.window else None
+    masks = {"yes": [True], "no": [False], "both": [False, True]}[r.causal]
+    seqlens_k = r.seqlen_k.split(",") if r.seqlen_k else [None]
+    return [(dtype, r.batch, r.heads, r.heads_kv or r.heads, kilo(nq), kilo(nk or nq), int(d),
+             Mods(rows, causal, window, r.softcap, r.alibi))
+            for dtype in r.dtype.split(",") for d in r.head_dim.split(",") for causal in masks
+            for nq in r.seqlen_q.split(",") for nk in seqlens_k]
+
+
+def run_interleaved(a, dirs, libs, tmp):
+    """Print one table of every row under every variant (dirs: [(name, kernel dir)], libs: name -> library dir).
+    Repetitions: --bench-args' --reps and --warmup, --rounds times the repetitions."""
+    timing = argparse.ArgumentParser(add_help=False)
+    timing.add_argument("--reps", type=int, default=30)
+    timing.add_argument("--warmup", type=int, default=5)
+    t = timing.parse_known_args(shlex.split(a.bench_args))[0]
+    t.rounds = a.rounds
+    variants = {}
+    for name, kernel_dir in dirs:  # a copy of the library per variant: dlopen keeps one instance per file
+        lib_dir = libs[name] or os.path.dirname(os.path.abspath(a.bench))
+        copy = os.path.join(tmp, f"lib_{name}", "libfa_jit.so.0")
+        os.makedirs(os.path.dirname(copy), exist_ok=True)
+        shutil.copy(os.path.join(lib_dir, "libfa_jit.so.0"), copy)
+        variants[name] = (FaJit(copy), kernel_dir)
+    names = list(variants)
+    print("| rows | dtype | d | Nq | Nk | causal | " + " | ".join(names) + " |")
+    print("|---" * (6 + len(names)) + "|")
+    for rows in a.rows:
+        for dtype_name, b, h, h_kv, nq, nk, d, m in row_problems(rows):
+            dtype, code = DTYPES[dtype_name]
+            sets = [tuple(torch.randn(b, hh, n, d, device="cuda", dtype=dtype) for hh, n in ((h, nq), (h_kv, nk),
+                                                                                              (h_kv, nk)))
+                    for _ in range(2)]
+            o = torch.empty_like(sets[0][0])
+            slopes = alibi_slopes(h, "cuda") if m.alibi else None
+            kwargs = {"window": m.window, "softcap": m.softcap, "alibi_slopes": slopes}
+            q, k, v = sets[0]
+            checked = torch.randperm(nq, device="cuda")[:128].sort().values
+            group = h // h_kv
+            ref = reference(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), m, slopes, checked)
+            timers, cells = {}, {}
+            for name, (fa, kernel_dir) in variants.items():
+                os.environ["FA_JIT_KERNEL_DIR"] = kernel_dir  # read while this first call compiles
+                o.fill_(float("nan"))
+                fa(q, k, v, o, m.causal, code, **kwargs)
+                torch.cuda.synchronize()
+                err = rel_err(o, ref, checked)
+                if not (bool(torch.isfinite(o).all()) and err < TOL[dtype_name]):
+                    cells[name] = f"WRONG err {err:.3e}"
+                    continue
+                cells[name] = f"err {err:.3e}"
+                timers[name] = (lambda call: call(), [(fa.bind(*s, o, m.causal, code, **kwargs),) for s in sets])
+            ms = time_interleaved(timers, t)
+            flops = 4.0 * b * h * d * int(visible(nq, nk, m, "cuda").sum().item())
+            base = flops / ms[names[0]] / 1e9 if ms.get(names[0]) else None
+            out = []
+            for name in names:
+                if not ms.get(name):
+                    out.append(cells[name])
+                    continue
+                rate = flops / ms[name] / 1e9
+                ratio = f" ({rate / base:.3f})" if base and name != names[0] else ""
+                out.append(f"{rate:.1f}{ratio} {cells[name]}")
+            print(f"| {rows} | {dtype_name} | {d} | {nq} | {nk} | {int(m.causal)} | " + " | ".join(out) + " |",
+                  flush=True)
+            del sets, o
