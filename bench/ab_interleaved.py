@@ -4,7 +4,8 @@ Timed one after another (kernel_ab's default), a variant runs its ~100 ms in the
 under sustained tensor-core load an H200 holds its 700 W cap by lowering the SM clock (bench/NOTES.md, "Power").
 Here each variant is its own copy of the library (loaded RTLD_LOCAL, so each keeps its own kernel table), its
 kernels compiled from its sources (FA_JIT_KERNEL_DIR while it makes its first call), and every row's repetitions
-alternate between the variants. Rows take a subset of fa-jit-bench's options (the chooser's tile: no --config).
+alternate between the variants. Rows take a subset of fa-jit-bench's options (the chooser's tile: no --config),
+--page-size too (K / V in pages of that many rows in random order, without score modifiers).
 """
 import argparse
 import os
@@ -15,12 +16,13 @@ import torch
 
 from compare import DTYPES, FaJit, kilo, rel_err, time_interleaved
 from compare_mods import Mods, alibi_slopes, reference, visible
+from compare_paged import layouts, paged_args
 
 TOL = {"fp16": 3e-3, "bf16": 2e-2}
 
 
 def row_problems(rows):
-    """The problems of one --rows string: (dtype, batch, heads, heads_kv, seqlen_q, seqlen_k, d, Mods) each."""
+    """The problems of one --rows string: (dtype, batch, heads, heads_kv, seqlen_q, seqlen_k, d, Mods, page size)."""
     p = argparse.ArgumentParser(prog="--rows", add_help=False)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--heads", type=int, default=16)
@@ -33,14 +35,17 @@ def row_problems(rows):
     p.add_argument("--window")
     p.add_argument("--softcap", type=float, default=0.0)
     p.add_argument("--alibi", action="store_true")
+    p.add_argument("--page-size", type=int, default=0)
     r, rest = p.parse_known_args(shlex.split(rows))
+    if r.page_size and (r.window or r.softcap or r.alibi):
+        raise SystemExit("kernel_ab --interleave: rows with --page-size take no score modifiers")
     if rest:
         raise SystemExit(f"kernel_ab --interleave: rows take no {' '.join(rest)} (forced tiles: without --interleave)")
     window = tuple(int(x) for x in r.window.split(",")) if r.window else None
     masks = {"yes": [True], "no": [False], "both": [False, True]}[r.causal]
     seqlens_k = r.seqlen_k.split(",") if r.seqlen_k else [None]
     return [(dtype, r.batch, r.heads, r.heads_kv or r.heads, kilo(nq), kilo(nk or nq), int(d),
-             Mods(rows, causal, window, r.softcap, r.alibi))
+             Mods(rows, causal, window, r.softcap, r.alibi), r.page_size)
             for dtype in r.dtype.split(",") for d in r.head_dim.split(",") for causal in masks
             for nq in r.seqlen_q.split(",") for nk in seqlens_k]
 
@@ -64,14 +69,23 @@ def run_interleaved(a, dirs, libs, tmp):
     print("| rows | dtype | d | Nq | Nk | causal | " + " | ".join(names) + " |")
     print("|---" * (6 + len(names)) + "|")
     for rows in a.rows:
-        for dtype_name, b, h, h_kv, nq, nk, d, m in row_problems(rows):
+        for dtype_name, b, h, h_kv, nq, nk, d, m, page in row_problems(rows):
             dtype, code = DTYPES[dtype_name]
-            sets = [tuple(torch.randn(b, hh, n, d, device="cuda", dtype=dtype) for hh, n in ((h, nq), (h_kv, nk),
-                                                                                              (h_kv, nk)))
-                    for _ in range(2)]
-            o = torch.empty_like(sets[0][0])
+            o = torch.empty(b, h, nq, d, device="cuda", dtype=dtype)
             slopes = alibi_slopes(h, "cuda") if m.alibi else None
             kwargs = {"window": m.window, "softcap": m.softcap, "alibi_slopes": slopes}
+            # Two input sets; each a (q, k, v) in [B, H, N, d] for the reference, and how a library runs on it.
+            sets, runs = [], []
+            for _ in range(2):
+                q = torch.randn(b, h, nq, d, device="cuda", dtype=dtype)
+                k, v = (torch.randn(b, nk, h_kv, d, device="cuda", dtype=dtype) for _ in range(2))
+                sets.append((q, k.transpose(1, 2), v.transpose(1, 2)))
+                if page:
+                    _, table, kp, vp = layouts(k, v, torch.Generator().manual_seed(len(runs)), [page])[1]
+                    runs.append(lambda fa, q=q, kp=kp, vp=vp, table=table:
+                                paged_args(fa, q, kp, vp, o, m.causal, code, nk, table, page))
+                else:
+                    runs.append(lambda fa, s=sets[-1]: fa.args(*s, o, m.causal, code, **kwargs))
             q, k, v = sets[0]
             checked = torch.randperm(nq, device="cuda")[:128].sort().values
             group = h // h_kv
@@ -79,15 +93,16 @@ def run_interleaved(a, dirs, libs, tmp):
             timers, cells = {}, {}
             for name, (fa, kernel_dir) in variants.items():
                 os.environ["FA_JIT_KERNEL_DIR"] = kernel_dir  # read while this first call compiles
+                calls = [run(fa) for run in runs]  # the C arguments (pages: the table's), built once
                 o.fill_(float("nan"))
-                fa(q, k, v, o, m.causal, code, **kwargs)
+                fa.run(calls[0])
                 torch.cuda.synchronize()
                 err = rel_err(o, ref, checked)
                 if not (bool(torch.isfinite(o).all()) and err < TOL[dtype_name]):
                     cells[name] = f"WRONG err {err:.3e}"
                     continue
                 cells[name] = f"err {err:.3e}"
-                timers[name] = (lambda call: call(), [(fa.bind(*s, o, m.causal, code, **kwargs),) for s in sets])
+                timers[name] = (lambda args, fa=fa: fa.run(args), [(c,) for c in calls])
             ms = time_interleaved(timers, t)
             flops = 4.0 * b * h * d * int(visible(nq, nk, m, "cuda").sum().item())
             base = flops / ms[names[0]] / 1e9 if ms.get(names[0]) else None
@@ -101,4 +116,4 @@ def run_interleaved(a, dirs, libs, tmp):
                 out.append(f"{rate:.1f}{ratio} {cells[name]}")
             print(f"| {rows} | {dtype_name} | {d} | {nq} | {nk} | {int(m.causal)} | " + " | ".join(out) + " |",
                   flush=True)
-            del sets, o
+            del sets, runs, o
