@@ -74,8 +74,8 @@ FA_JIT_HOST_DEVICE constexpr bool persistent(int /*block_m*/, bool causal, int h
     if (per_sequence_keys) return false;
     if (causal) return tile_loop;
     // d 136-192 past 64 keys, without the mask, loop only in the tile_loop variant: with the loop compiled in, one
-    // tile per block (rows past 2k keys) ran 1-4 % slower (d 160, N 4k-16k; bench/NOTES.md, "d 136-192 loop at 2k").
-    // d 168-192 at 112 keys never loop: there the loop moves the wait for P V to the top of the softmax
+    // tile per block (rows past 2k keys) ran 1-4 % slower (d 160, N 4k-16k; bench/NOTES.md, "d 136-192 without the
+    // mask"). d 168-192 at 112 keys never loop: there the loop moves the wait for P V to the top of the softmax
     // (bench/kernel_harness/pv_overlap.py: 0 of 58 exponentials beside P V against 19 with one tile per block), where
     // d 136-160 at 112 keys keep 18-24 and d 168-192 at 96 keys 17-18 of 50 (the O accumulator grows with the head
     // dim).
