@@ -173,20 +173,6 @@ class FaJit:
         return n.value
 
 
-def time_ms(fn, input_sets, warmup, reps):
-    for i in range(warmup):
-        fn(*input_sets[i % len(input_sets)])
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        args = input_sets[i % len(input_sets)]
-        starts[i].record()
-        fn(*args)
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
-
-
 def reference_rows(q, k, v, causal, rows):
     """float64 attention for the query rows `rows` (all heads, all keys); bottom-right causal alignment."""
     nq, nk, d = q.shape[2], k.shape[2], q.shape[3]
