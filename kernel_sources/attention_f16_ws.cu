@@ -496,9 +496,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // Masked and unmasked tiles run in loops of their own: a branch on the mask between the waits for S and
             // for P V makes ptxas wait for P V before the softmax, which then no longer overlaps it (bench/NOTES.md,
             // "The mask outside the overlap"). Masked tiles come in runs: the first visits (the ragged last tile, the
-            // causal diagonal) and, where a staggered visit order wraps round, the ragged last tile. A sliding window
-            // keeps one loop: its second copy of the step spilled (88 bytes at d 192 under the causal mask).
-            if constexpr ((kMods & mods::kWindow) == 0) {
+            // causal diagonal) and, where a staggered visit order wraps round, the ragged last tile; under a sliding
+            // window also the window's far edge. A window keeps one loop on 192 rows and past d 128: there the second
+            // copy of the step spills under the causal mask (12-144 bytes on 192 rows at d 64-128, 88 at d 192).
+            // Split-KV decode masks every tile in modify_scores: one loop.
+            if constexpr ((kMods & mods::kWindow) == 0 || (kBlockM == 128 && kHeadDimP <= 128 && !kSplit)) {
                 for (int it = 1; it < n_block_max;) {
                     for (; it < n_block_max && tile_masked(it); ++it) key_step(it, true);
                     for (; it < n_block_max && !tile_masked(it); ++it) key_step(it, false);

@@ -401,7 +401,9 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
             softcap.dtype = DType::f16;
             CHECK(default_tile_config(90, softcap) ==
                   default_tile_config(90, {DType::f16, 128, causal, seqlen, seqlen}));
-            softcap.dtype = DType::bf16, softcap.head_dim = 96;
+            softcap.dtype = DType::bf16, softcap.mods.window = true;  // a window's overlap needs 128 rows
+            CHECK(default_tile_config(90, softcap) == TileConfig{128, 128, 12, 3, "ws"});
+            softcap.mods.window = false, softcap.head_dim = 96;
             CHECK(default_tile_config(90, softcap) == TileConfig{192, 96, 16, 3, "ws"});
             softcap.head_dim = 64;  // a MUFU-bound softmax with or without softcap: the plain choice
             softcap.mods = ScoreMods{};

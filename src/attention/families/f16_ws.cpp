@@ -101,7 +101,8 @@ public:
         // then takes about as long as another's GEMMs, which two consumer warpgroups cannot hide; three (192 rows)
         // can: 64 rows' softmax against two warpgroups' GEMMs (bench/NOTES.md, "Softcap on 192 rows": d 128, 16k,
         // +13 / +8 % full / causal). bf16 only: fp16 keeps the running max, and there 192 rows tie or lose up to 8 %.
-        if (p.mods.softcap && padded == 128 && p.dtype == DType::bf16)
+        // Not with a window: its kernel keeps the overlap only on 128 rows (attention_f16_ws.cu, the key-step loops).
+        if (p.mods.softcap && !p.mods.window && padded == 128 && p.dtype == DType::bf16)
             return {ws_tile(ws_layout::max_keys_at_192_rows(p.head_dim), 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
