@@ -305,6 +305,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // windows shorten by 20-50 % and most tiles gained 1-4 %; d 40-64's 192 x 96 looping tile lost 2-3.5 % (H200, N 2k
     // / 8k causal: ptxas schedules it otherwise) and keeps the per-step encoding (bench/NOTES.md, "wgmma descriptors").
     constexpr bool kUniformDescriptors = !(kTileLoop && kBlockM == 192 && kBlockN == 96 && kHeadDimP == 64);
+    // The softmax's lazy max (tile/softmax.cuh, softmax_row_max): 0 = off; n: a row's max moves only when a tile's
+    // passes it by more than n (log2 units), and warps whose rows all keep theirs skip O's rescale.
+    constexpr int kLazyRescaleLog2 = 0;
     const int wg = kUniformDescriptors ? warpgroup::index() - 1 : cw / 4;  // consumer warpgroup 0..kConsumers - 1
     const int wg_row0 = wg * 64;  // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
@@ -452,7 +455,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 if (n_block_max == 1) release_q();
                 const int n0 = span.visit(0, start) * kBlockN;
                 mask_scores(acc_s, n0, tile_masked(0));  // no P V in flight yet
-                online_softmax(
+                online_softmax<kLazyRescaleLog2>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
                     [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max);
             }
@@ -460,6 +463,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // next step before the turn (measured faster there, slower at d 96 and 128: bench/NOTES.md, "O's rescale
             // before the turn").
             constexpr bool kRescaleBeforeTurn = kHeadDimP == 256;
+            // O's rescale, skipped by a warp whose rows all keep their max (kLazyRescaleLog2, tile/softmax.cuh).
+            const auto rescale = [&] {
+                if (!no_max && (kLazyRescaleLog2 == 0 || !alpha_is_one(alpha))) rescale_o<kPvColumns>(acc_o, alpha);
+            };
             // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S while P
             // V computes. Every wgmma is issued on every call (no wgmma under a condition: ptxas would serialize them
             // all).
@@ -469,7 +476,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
                 mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 float acc_s[kNTilesS][4];
-                if (kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);
+                if (kRescaleBeforeTurn) rescale();
                 take_turn();
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(acc_s, sQ, wg_row0,
                                                                                                   sK + s * kKVBytes);
@@ -481,7 +488,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 release(k_empty(s));
                 if (it == n_block_max - 1) release_q();
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked);
-                online_softmax(
+                online_softmax<kLazyRescaleLog2>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                     [&](int nt, int h, float p0, float p1) {
                         acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
@@ -491,7 +498,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 hold_o<kPvColumns>(acc_o);
                 release(v_empty(sp));
                 pack_probabilities<kBf16>(acc_s, p_frag);
-                if (!kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);
+                if (!kRescaleBeforeTurn) rescale();
             };
             // Masked and unmasked tiles run in loops of their own: a branch on the mask between the waits for S and
             // for P V makes ptxas wait for P V before the softmax, which then no longer overlaps it (bench/NOTES.md,
@@ -511,7 +518,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // P V of the last key tile.
             const int sp = (kv0 + n_block_max - 1) % kStages;
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
-            if (kRescaleBeforeTurn && !no_max) rescale_o<kPvColumns>(acc_o, alpha);  // one key tile: O 0, alpha finite
+            if (kRescaleBeforeTurn) rescale();  // one key tile: O 0, alpha finite
             take_turn();
             issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(acc_o, p_frag,
                                                                                                   sV + sp * kKVBytes);
