@@ -306,8 +306,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // / 8k causal: ptxas schedules it otherwise) and keeps the per-step encoding (bench/NOTES.md, "wgmma descriptors").
     constexpr bool kUniformDescriptors = !(kTileLoop && kBlockM == 192 && kBlockN == 96 && kHeadDimP == 64);
     // The softmax's lazy max (tile/softmax.cuh, softmax_row_max): 0 = off; n: a row's max moves only when a tile's
-    // passes it by more than n (log2 units), and warps whose rows all keep theirs skip O's rescale.
-    constexpr int kLazyRescaleLog2 = 0;
+    // passes it by more than n (log2 units), and warps whose rows all keep theirs skip O's rescale. 8: +1-4 % at d 64
+    // / 96 / 128, 16k and 2k (H200, interleaved; bench/NOTES.md, "A lazy running max").
+    constexpr int kLazyRescaleLog2 = 8;
     const int wg = kUniformDescriptors ? warpgroup::index() - 1 : cw / 4;  // consumer warpgroup 0..kConsumers - 1
     const int wg_row0 = wg * 64;  // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
