@@ -305,10 +305,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // windows shorten by 20-50 % and most tiles gained 1-4 %; d 40-64's 192 x 96 looping tile lost 2-3.5 % (H200, N 2k
     // / 8k causal: ptxas schedules it otherwise) and keeps the per-step encoding (bench/NOTES.md, "wgmma descriptors").
     constexpr bool kUniformDescriptors = !(kTileLoop && kBlockM == 192 && kBlockN == 96 && kHeadDimP == 64);
-    // The softmax's lazy max (tile/softmax.cuh, softmax_row_max): 0 = off; n: a row's max moves only when a tile's
-    // passes it by more than n (log2 units), and warps whose rows all keep theirs skip O's rescale. 8: +1-4 % at d 64
-    // / 96 / 128, 16k and 2k (H200, interleaved; bench/NOTES.md, "A lazy running max").
-    constexpr int kLazyRescaleLog2 = 8;
+    // Warps whose rows all keep their max skip O's rescale (tile/softmax.cuh, softmax_row_max): -1 = never skip; 0 =
+    // rows keep their max where no key passes it (the numbers unchanged); n > 0: a row's max moves only when a tile's
+    // passes it by more than n (log2 units). 8 ran 1-4 % faster at d 64-128 but raised the error by up to 6 %; 0 runs
+    // 1-1.4 % faster at d 64 / 96 (16k), ties at d 128 and loses 1 % at d 128, 2k and 4.5 % on d 64's 192 x 96
+    // looping tile (H200; bench/NOTES.md, "A lazy running max").
+    constexpr int kLazyRescaleLog2 = kHeadDimP <= 96 && kUniformDescriptors ? 0 : -1;
     const int wg = kUniformDescriptors ? warpgroup::index() - 1 : cw / 4;  // consumer warpgroup 0..kConsumers - 1
     const int wg_row0 = wg * 64;  // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
@@ -466,7 +468,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             constexpr bool kRescaleBeforeTurn = kHeadDimP == 256;
             // O's rescale, skipped by a warp whose rows all keep their max (kLazyRescaleLog2, tile/softmax.cuh).
             const auto rescale = [&] {
-                if (!no_max && (kLazyRescaleLog2 == 0 || !alpha_is_one(alpha))) rescale_o<kPvColumns>(acc_o, alpha);
+                if (!no_max && (kLazyRescaleLog2 < 0 || !alpha_is_one(alpha))) rescale_o<kPvColumns>(acc_o, alpha);
             };
             // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S while P
             // V computes. Every wgmma is issued on every call (no wgmma under a condition: ptxas would serialize them

@@ -26,14 +26,16 @@ namespace fa_jit::tile {
 
 // Row h (0: row g, 1: row g + 8) of one 16-row block: updates m and returns the max to subtract (0 for a row with no
 // visible key yet) and, in alpha, O's rescale factor exp2(m_old - m_new) (0 on the first tile: O is 0 anyway).
-// kLazyLog2 > 0 (raw scores only): m moves only when the tile's max passes it by more than kLazyLog2 (log2 units),
-// else alpha = 1 and P stays below 2^kLazyLog2 (within fp32, fp16 and bf16): once the max has settled, most tiles
-// leave O unscaled, and a warp whose rows all keep their max skips the rescale (alpha_is_one).
-template <bool kScaled, int kNT, int kLazyLog2 = 0>
+// kLazyLog2 >= 0 (raw scores only): a row keeps m, with alpha = 1 exactly, unless the tile's max passes it by more
+// than kLazyLog2 (log2 units), so that a warp whose rows all keep theirs may skip O's rescale (alpha_is_one). 0: m
+// keeps only where it did anyway (no new max), the same numbers as -1 (off). n > 0: P stays below 2^n (within fp32,
+// fp16 and bf16) and fewer tiles rescale, but the row's largest score no longer maps to exactly 1 in P: the error
+// grows (bench/NOTES.md, "A lazy running max").
+template <bool kScaled, int kNT, int kLazyLog2 = -1>
 __device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h, float& m, float& alpha,
                                                  float scale_log2, float neg_inf) {
     static_assert(kNT >= 1, "at least one 8-column n-tile");
-    static_assert(kLazyLog2 == 0 || !kScaled, "a lazy max needs the running max outside the row max");
+    static_assert(kLazyLog2 < 0 || !kScaled, "a lazy max needs the running max outside the row max");
     float row_max = kScaled ? m : neg_inf;
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt) row_max = fmaxf(row_max, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
@@ -41,7 +43,7 @@ __device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h
     // Raw scores: the max commutes with a positive scale, and -inf stays -inf.
     float m_new = kScaled ? row_max : fmaxf(m, row_max * scale_log2);
     // A row that has seen keys (m finite; -inf - -inf is NaN and fails the test) keeps m while the new max is close.
-    const bool keep = kLazyLog2 > 0 && m_new - m <= static_cast<float>(kLazyLog2);
+    const bool keep = kLazyLog2 >= 0 && m_new - m <= static_cast<float>(kLazyLog2);
     if (keep) m_new = m;
     const float m_use = m_new == neg_inf ? 0.f : m_new;
     alpha = keep ? 1.f : ptx::exp2_approx(m - m_use);
@@ -76,7 +78,7 @@ __device__ __forceinline__ float softmax_row_exp(const float (&s)[kNT][4], int h
 // The two maxima first, then the two exponent passes: this order is the one ptxas was tuned against at 255 registers.
 // no_max: scores bounded so that exp2(s * scale_log2) neither overflows nor underflows (softcap with bf16 P): no
 // running max, m = 0 and alpha = 1 (a uniform branch around the max).
-template <int kLazyLog2 = 0, int kNT, class Store>
+template <int kLazyLog2 = -1, int kNT, class Store>
 __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
                                                float (&alpha)[2], float scale_log2, float neg_inf, Store store,
                                                bool no_max = false) {
