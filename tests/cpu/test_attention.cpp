@@ -382,10 +382,9 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 64, false, 512, 512}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 48, false, 4096, 4096}) == TileConfig{192, 128, 16, 3, "ws"});
-    // d 40-64 causal from 2k to 8k keys: 192 x 96, whose blocks loop over pairs of tiles; past 8k, or where blocks
-    // do not loop (a window, packed sequences, pages), 192 x 128.
-    CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{192, 96, 16, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 48, true, 8192, 8192}) == TileConfig{192, 96, 16, 3, "ws"});
+    // d 40-64 causal from 2k keys: 192 x 128, with or without a window.
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 48, true, 8192, 8192}) == TileConfig{192, 128, 16, 3, "ws"});
     ProblemClass windowed{DType::bf16, 64, true, 4096, 4096};
     windowed.mods.window = true;
     CHECK(default_tile_config(90, windowed) == TileConfig{192, 128, 16, 3, "ws"});

@@ -80,21 +80,18 @@ public:
     // 160, B 4, N 4k: 9 / 9 %), else 64 keys in 3 stages; under the causal mask up to 4k keys, whose blocks loop over
     // pairs of tiles there (d 160 / 192, N 2k: 530 / 567 against 514 / 551 with 112 keys; at 4k 592 / 638 against 603 /
     // 648). Padded to 64 (d 40-64): 192 rows (three consumer warpgroups) and 128 keys in 3 stages, without the causal
-    // mask and under it from 2k keys where blocks take one tile each (d 64, N 512 / 2k / 16k, full: 372 / 498 / 552
-    // against 341 / 426 / 453 with 128 rows and 317 / 434 / 483 with 128 rows and 192 keys; causal: 177 / 361 / 526
-    // against 190 / 344 / 466 and 167 / 336 / 495); where they loop over pairs of tiles (causal, 2k to 8k keys, without
-    // a window, packed sequences or pages) 192 x 96 (N 2k / 4k / 8k: 383 / 438 / 490 against 356 / 421 / 488 with
-    // 192 x 128, which does not loop, and 378 / 419 / 446 with 128 x 128 in pairs). d 88-96: 192 rows and 96 keys in 3
-    // stages from 2k keys (d 96, N 512 / 2k / 4k / 16k, full: 355 / 568 / 607 / 644 against 402 / 539 / 556 / 525 with
-    // 128 x 128; causal, one tile per block: 219 / 438 / 514 / 598 against 235 / 437 / 516 / 579; fp16 at 4k / 16k: 589
-    // / 581 against 541 / 520 full; d 88 at 4k: 539 / 453 against 472 / 427). Under the causal mask both loop over
-    // pairs of tiles up to 8k keys, where 192 rows lead from 2k (N 1k / 2k / 4k / 8k: 342 / 469 / 550 / 608 against 373
-    // / 453 / 508 / 536).
+    // mask and under it from 2k keys (d 64, N 512 / 2k / 16k, full: 372 / 498 / 552 against 341 / 426 / 453 with 128
+    // rows and 317 / 434 / 483 with 128 rows and 192 keys; causal: 177 / 361 / 526 against 190 / 344 / 466 and 167 /
+    // 336 / 495). Causal at 2k-8k keys, 192 x 128 now leads 192 x 96 in pairs of tiles (which keeps per-step wgmma
+    // descriptors): N 2k / 4k / 8k 385 / 438 / 471 against 385 / 424 / 449, interleaved (bench/NOTES.md, "d 64
+    // causal on 192 x 128"); with a score modifier it leads 128 x 128 by 2-18 % (d 64, 16k). d 88-96: 192 rows and
+    // 96 keys in 3 stages from 2k keys (d 96, N 512 / 2k / 4k / 16k, full: 355 / 568 / 607 / 644 against 402 / 539 /
+    // 556 / 525 with 128 x 128; causal, one tile per block: 219 / 438 / 514 / 598 against 235 / 437 / 516 / 579; fp16
+    // at 4k / 16k: 589 / 581 against 541 / 520 full; d 88 at 4k: 539 / 453 against 472 / 427). Under the causal mask
+    // both loop over pairs of tiles up to 8k keys, where 192 rows lead from 2k (N 1k / 2k / 4k / 8k: 342 / 469 / 550 /
+    // 608 against 373 / 453 / 508 / 536).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
-        const TileConfig pairs_192x96 = ws_tile(96, 3, "ws", 192);
-        if (padded == 64 && p.seqlen_k >= 2048 && tile_loop({p.dtype, p.head_dim, p.causal, pairs_192x96}, p))
-            return {pairs_192x96, ws_tile(128, 3, "ws")};
         if (padded == 64 && (!p.causal || p.seqlen_k >= 2048))
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
         // Softcap's tanh doubles the softmax's MUFU operations (two per score). At d 65-128 one warpgroup's softmax
