@@ -309,8 +309,17 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // rows keep their max where no key passes it (the numbers unchanged); n > 0: a row's max moves only when a tile's
     // passes it by more than n (log2 units). 8 ran 1-4 % faster at d 64-128 but raised the error by up to 6 %; 0 runs
     // 1-1.4 % faster at d 64 / 96 (16k), ties at d 128 and loses 1 % at d 128, 2k and 4.5 % on d 64's 192 x 96
-    // looping tile (H200; bench/NOTES.md, "A lazy running max").
-    constexpr int kLazyRescaleLog2 = kHeadDimP <= 96 && kUniformDescriptors ? 0 : -1;
+    // looping tile; d 80 / 96 on 128 rows lost up to 3.6 % (H200; bench/NOTES.md, "A lazy running max", "A lazy max
+    // after the first key steps").
+    constexpr int kLazyRescaleLog2 =
+        kHeadDim <= 96 && (kHeadDimP == 64 || kBlockM == 192) && kUniformDescriptors ? 0 : -1;
+    // From key step kLazyAfterSteps of a block on (0 = never), rows keep their max within kLazyLateLog2. By then a
+    // row's largest score weighs little, so its P losing the exact 1.0 adds about 1 % of error (6 % at N 512), and
+    // rows shorter than that many tiles keep exact numbers. d 64 full and d 96 gain 2-2.7 % at 16k (d 96 loses 1-2.8 %
+    // at 2k); d 64 causal lost 1.3 % and d 128 up to 1.8 % (H200; bench/NOTES.md, "A lazy max after the first key
+    // steps").
+    constexpr int kLazyAfterSteps = kLazyRescaleLog2 == 0 && !(kCausal && kHeadDimP == 64) ? 16 : 0;
+    constexpr int kLazyLateLog2 = 8;
     const int wg = kUniformDescriptors ? warpgroup::index() - 1 : cw / 4;  // consumer warpgroup 0..kConsumers - 1
     const int wg_row0 = wg * 64;  // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
@@ -491,12 +500,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 release(k_empty(s));
                 if (it == n_block_max - 1) release_q();
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked);
+                const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
                 online_softmax<kLazyRescaleLog2>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                     [&](int nt, int h, float p0, float p1) {
                         acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
                     },
-                    no_max);
+                    no_max, lazy_log2);
                 wgmma::wait<0>();  // P V: O and p_frag are free again
                 hold_o<kPvColumns>(acc_o);
                 release(v_empty(sp));

@@ -30,10 +30,12 @@ namespace fa_jit::tile {
 // than kLazyLog2 (log2 units), so that a warp whose rows all keep theirs may skip O's rescale (alpha_is_one). 0: m
 // keeps only where it did anyway (no new max), the same numbers as -1 (off). n > 0: P stays below 2^n (within fp32,
 // fp16 and bf16) and fewer tiles rescale, but the row's largest score no longer maps to exactly 1 in P: the error
-// grows (bench/NOTES.md, "A lazy running max").
+// grows (bench/NOTES.md, "A lazy running max"). lazy_log2: the threshold at run time (kLazyLog2 >= 0 only), so that
+// a kernel may keep exact numbers on a row's first keys and go lazy later.
 template <bool kScaled, int kNT, int kLazyLog2 = -1>
 __device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h, float& m, float& alpha,
-                                                 float scale_log2, float neg_inf) {
+                                                 float scale_log2, float neg_inf,
+                                                 float lazy_log2 = static_cast<float>(kLazyLog2)) {
     static_assert(kNT >= 1, "at least one 8-column n-tile");
     static_assert(kLazyLog2 < 0 || !kScaled, "a lazy max needs the running max outside the row max");
     float row_max = kScaled ? m : neg_inf;
@@ -43,7 +45,7 @@ __device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h
     // Raw scores: the max commutes with a positive scale, and -inf stays -inf.
     float m_new = kScaled ? row_max : fmaxf(m, row_max * scale_log2);
     // A row that has seen keys (m finite; -inf - -inf is NaN and fails the test) keeps m while the new max is close.
-    const bool keep = kLazyLog2 >= 0 && m_new - m <= static_cast<float>(kLazyLog2);
+    const bool keep = kLazyLog2 >= 0 && m_new - m <= lazy_log2;
     if (keep) m_new = m;
     const float m_use = m_new == neg_inf ? 0.f : m_new;
     alpha = keep ? 1.f : ptx::exp2_approx(m - m_use);
@@ -81,7 +83,7 @@ __device__ __forceinline__ float softmax_row_exp(const float (&s)[kNT][4], int h
 template <int kLazyLog2 = -1, int kNT, class Store>
 __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
                                                float (&alpha)[2], float scale_log2, float neg_inf, Store store,
-                                               bool no_max = false) {
+                                               bool no_max = false, float lazy_log2 = static_cast<float>(kLazyLog2)) {
     float m_use[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -89,7 +91,7 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
             m_use[h] = m[h] = 0.f, alpha[h] = 1.f;
             continue;
         }
-        m_use[h] = softmax_row_max<false, kNT, kLazyLog2>(s, h, m[h], alpha[h], scale_log2, neg_inf);
+        m_use[h] = softmax_row_max<false, kNT, kLazyLog2>(s, h, m[h], alpha[h], scale_log2, neg_inf, lazy_log2);
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
