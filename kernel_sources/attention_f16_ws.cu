@@ -320,6 +320,14 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // steps").
     constexpr int kLazyAfterSteps = kLazyRescaleLog2 == 0 && !(kCausal && kHeadDimP == 64) ? 16 : 0;
     constexpr int kLazyLateLog2 = 8;
+    // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
+    constexpr bool kMaskLoops = (kMods & mods::kWindow) == 0 || (kBlockM == 128 && kHeadDimP <= 128 && !kSplit);
+    // ALiBi off its diagonal as one FFMA per score, its per-row part in the softmax (tile/mask.cuh,
+    // modify_fragment_one_side); tiles crossing the diagonal take the masked loop. +6 / +10 % at d 128 full / causal,
+    // +5 % at d 96 causal, +1.7 % at d 64 full (16k); d 64 causal lost 3-4 % and keeps the per-score form (H200;
+    // bench/NOTES.md, "ALiBi off the diagonal"). Split-KV decode packs rows of several heads and keeps modify_scores; a
+    // kernel with one loop would branch on the mask per step.
+    constexpr bool kAlibiSplit = ScoreMod<kMods>::kAlibi && !kSplit && kMaskLoops && !(kCausal && kHeadDimP == 64);
     const int wg = kUniformDescriptors ? warpgroup::index() - 1 : cw / 4;  // consumer warpgroup 0..kConsumers - 1
     const int wg_row0 = wg * 64;  // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
@@ -363,11 +371,21 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 return kMods == 0 && blk.needs_mask(n0);
             else
                 return tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()) ||
-                       window_needs_mask<kBlockM, kBlockN>(n0, m0, causal_offset(), mod);
+                       window_needs_mask<kBlockM, kBlockN>(n0, m0, causal_offset(), mod) ||
+                       (kAlibiSplit && !kCausal && alibi_crosses<kBlockM, kBlockN>(n0, m0, causal_offset()));
         };
         // The score modifiers on every tile, and the mask on the tiles that need it (`masked`: a constant at every call
-        // once inlined, so that no branch on it falls between the waits for S and for P V).
-        const auto mask_scores = [&](float(&acc_s)[kNTilesS][4], int n0, bool masked) {
+        // once inlined, so that no branch on it falls between the waits for S and for P V). ALiBi on an unmasked tile
+        // leaves its per-row part in `bias` for the softmax (kAlibiSplit).
+        const auto mask_scores = [&](float(&acc_s)[kNTilesS][4], int n0, bool masked, RowBias& bias) {
+            if constexpr (kAlibiSplit) {
+                if (!masked) {
+                    modify_fragment_one_side(acc_s, m0 + warp_row0, n0, g, t, causal_offset(), mod,
+                                             alibi_side<kBlockN>(n0, m0, causal_offset()), bias);
+                    return;
+                }
+                bias = RowBias{};
+            }
             if constexpr (kSplit && kMods == 0) {
                 if (masked) blk.hide_past_limits(acc_s, n0, t, limit, kNegInf);
             } else if constexpr (kSplit) {
@@ -466,10 +484,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 release(k_empty(kv0 % kStages));
                 if (n_block_max == 1) release_q();
                 const int n0 = span.visit(0, start) * kBlockN;
-                mask_scores(acc_s, n0, tile_masked(0));  // no P V in flight yet
-                online_softmax<kLazyRescaleLog2>(
+                RowBias bias{};
+                mask_scores(acc_s, n0, tile_masked(0), bias);  // no P V in flight yet
+                online_softmax<kLazyRescaleLog2, kAlibiSplit>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
-                    [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max);
+                    [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max,
+                    static_cast<float>(kLazyRescaleLog2), bias);
             }
             // O's rescale for key tile it - 1 comes after the wait for its P V, or, at head dims padded to 256, in the
             // next step before the turn (measured faster there, slower at d 96 and 128: bench/NOTES.md, "O's rescale
@@ -499,14 +519,15 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 wgmma::hold(acc_s);
                 release(k_empty(s));
                 if (it == n_block_max - 1) release_q();
-                mask_scores(acc_s, span.visit(it, start) * kBlockN, masked);
+                RowBias bias{};
+                mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
                 const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
-                online_softmax<kLazyRescaleLog2>(
+                online_softmax<kLazyRescaleLog2, kAlibiSplit>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                     [&](int nt, int h, float p0, float p1) {
                         acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
                     },
-                    no_max, lazy_log2);
+                    no_max, lazy_log2, bias);
                 wgmma::wait<0>();  // P V: O and p_frag are free again
                 hold_o<kPvColumns>(acc_o);
                 release(v_empty(sp));
@@ -520,7 +541,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // window also the window's far edge. A window keeps one loop on 192 rows and past d 128: there the second
             // copy of the step spills under the causal mask (12-144 bytes on 192 rows at d 64-128, 88 at d 192).
             // Split-KV decode masks every tile in modify_scores: one loop.
-            if constexpr ((kMods & mods::kWindow) == 0 || (kBlockM == 128 && kHeadDimP <= 128 && !kSplit)) {
+            if constexpr (kMaskLoops) {
                 for (int it = 1; it < n_block_max;) {
                     for (; it < n_block_max && tile_masked(it); ++it) key_step(it, true);
                     for (; it < n_block_max && !tile_masked(it); ++it) key_step(it, false);

@@ -19,6 +19,7 @@
 
 #include "attention_params.cuh"
 #include "ptx.cuh"
+#include "tile/softmax.cuh"
 
 namespace fa_jit::tile {
 
@@ -142,6 +143,38 @@ __device__ __forceinline__ void modify_fragment(float (&s)[kNT][4], int row_0, i
                 s[nt][e] = x;
             }
     }
+}
+
+// ALiBi off its diagonal. On a key tile whose distances row + offset - col all have one sign for every row of the
+// query tile (side +1: at or below the diagonal, -1: at or above), -slope * |d_h - (nt * 8 + c)| (d_h as in
+// modify_fragment) splits into side * slope * (nt * 8 + c), one FFMA with an immediate per score, and -side * slope
+// * d_h, one per row and lane, which the softmax adds to the row's max and exponent offset (RowBias,
+// tile/softmax.cuh) instead of to every score. Tiles holding both signs take modify_fragment (alibi_crosses).
+template <int kBlockM, int kBlockN>
+__device__ __forceinline__ bool alibi_crosses(int n0, int m0, int offset) {
+    return n0 + kBlockN - 1 > m0 + offset && n0 < m0 + kBlockM - 1 + offset;
+}
+template <int kBlockN>
+__device__ __forceinline__ float alibi_side(int n0, int m0, int offset) {
+    return n0 + kBlockN - 1 <= m0 + offset ? 1.f : -1.f;
+}
+template <int kMods, int kNT>
+__device__ __forceinline__ void modify_fragment_one_side(float (&s)[kNT][4], int row_0, int col_0, int g, int t,
+                                                         int offset, const ScoreMod<kMods>& mod, float side,
+                                                         RowBias& bias) {
+    static_assert(ScoreMod<kMods>::kAlibi, "the ALiBi split needs ALiBi");
+    const float side_slope = side * mod.slope;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+        bias.b[h] = -side_slope * static_cast<float>(frag_row(row_0, 2 * h, g) + offset - col_0 - 2 * t);
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            float x = s[nt][e];
+            if (ScoreMod<kMods>::kSoftcap) x = ptx::tanh_approx(x * mod.softcap_scale);
+            s[nt][e] = fmaf(side_slope, static_cast<float>(nt * 8 + e % 2), x);
+        }
 }
 
 }  // namespace fa_jit::tile

@@ -32,15 +32,19 @@ namespace fa_jit::tile {
 // fp16 and bf16) and fewer tiles rescale, but the row's largest score no longer maps to exactly 1 in P: the error
 // grows (bench/NOTES.md, "A lazy running max"). lazy_log2: the threshold at run time (kLazyLog2 >= 0 only), so that
 // a kernel may keep exact numbers on a row's first keys and go lazy later.
-template <bool kScaled, int kNT, int kLazyLog2 = -1>
+// kRowBias (raw scores only): the thread's scores of row h all lack the same `bias` (raw units, one per lane: see
+// RowBias), added to the thread's max before the quad's.
+template <bool kScaled, int kNT, int kLazyLog2 = -1, bool kRowBias = false>
 __device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h, float& m, float& alpha,
                                                  float scale_log2, float neg_inf,
-                                                 float lazy_log2 = static_cast<float>(kLazyLog2)) {
+                                                 float lazy_log2 = static_cast<float>(kLazyLog2), float bias = 0.f) {
     static_assert(kNT >= 1, "at least one 8-column n-tile");
     static_assert(kLazyLog2 < 0 || !kScaled, "a lazy max needs the running max outside the row max");
+    static_assert(!kRowBias || !kScaled, "a row bias applies to raw scores");
     float row_max = kScaled ? m : neg_inf;
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt) row_max = fmaxf(row_max, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
+    if (kRowBias) row_max += bias;
     row_max = ptx::quad_max(row_max);
     // Raw scores: the max commutes with a positive scale, and -inf stays -inf.
     float m_new = kScaled ? row_max : fmaxf(m, row_max * scale_log2);
@@ -76,14 +80,23 @@ __device__ __forceinline__ float softmax_row_exp(const float (&s)[kNT][4], int h
     return row_sum;
 }
 
+// A term of every score of a thread's row that the scores leave out (raw units; per lane and row h = 0, 1): a score
+// modifier may hand its per-row part to the softmax, which adds it once per row to the thread's max and exponent
+// offset instead of once per score (ALiBi off the diagonal, tile/mask.cuh).
+struct RowBias {
+    float b[2];
+};
+
 // Both rows of one 16-row block of raw scores (fp16 / bf16): m, l and alpha per row, P to store(nt, h, p0, p1).
 // The two maxima first, then the two exponent passes: this order is the one ptxas was tuned against at 255 registers.
 // no_max: scores bounded so that exp2(s * scale_log2) neither overflows nor underflows (softcap with bf16 P): no
-// running max, m = 0 and alpha = 1 (a uniform branch around the max).
-template <int kLazyLog2 = -1, int kNT, class Store>
+// running max, m = 0 and alpha = 1 (a uniform branch around the max). kRowBias: the scores lack row_bias (RowBias;
+// not with no_max).
+template <int kLazyLog2 = -1, bool kRowBias = false, int kNT, class Store>
 __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
                                                float (&alpha)[2], float scale_log2, float neg_inf, Store store,
-                                               bool no_max = false, float lazy_log2 = static_cast<float>(kLazyLog2)) {
+                                               bool no_max = false, float lazy_log2 = static_cast<float>(kLazyLog2),
+                                               RowBias row_bias = {}) {
     float m_use[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -91,12 +104,15 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
             m_use[h] = m[h] = 0.f, alpha[h] = 1.f;
             continue;
         }
-        m_use[h] = softmax_row_max<false, kNT, kLazyLog2>(s, h, m[h], alpha[h], scale_log2, neg_inf, lazy_log2);
+        m_use[h] = softmax_row_max<false, kNT, kLazyLog2, kRowBias>(s, h, m[h], alpha[h], scale_log2, neg_inf,
+                                                                    lazy_log2, row_bias.b[h]);
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const float row_sum = softmax_row_exp<false>(s, h, m_use[h], scale_log2,
-                                                     [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
+        // p = exp2((s + bias) * scale_log2 - m_use): the bias joins the subtracted max, one FFMA per row.
+        const float m_sub = kRowBias ? fmaf(-row_bias.b[h], scale_log2, m_use[h]) : m_use[h];
+        const float row_sum =
+            softmax_row_exp<false>(s, h, m_sub, scale_log2, [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
         l[h] = l[h] * alpha[h] + row_sum;
     }
 }
