@@ -48,6 +48,10 @@ struct ScoreMod {
     __device__ __forceinline__ bool outside(int row, int col, int offset) const {
         return kWindow && (col < row + offset - left || col > row + offset + right);
     }
+    // s after softcap (tanh.approx), or s.
+    __device__ __forceinline__ float softcapped(float s) const {
+        return kSoftcap ? ptx::tanh_approx(s * softcap_scale) : s;
+    }
     // The raw score of (row, col) after softcap and ALiBi. kExact: tanhf (the fp32 family's accuracy), else
     // tanh.approx.
     template <bool kExact = false>
@@ -94,6 +98,12 @@ __device__ __forceinline__ int frag_col(int col_0, int nt, int e, int t) {
     return col_0 + nt * 8 + 2 * t + (e % 2);
 }
 
+// Row h's (0: g, 1: g + 8) distance to the fragment's column 2 t, row + offset - (col_0 + 2 t), as a float: the ALiBi
+// distance of element (nt, c) is this minus nt * 8 + c, with no integer conversion per score.
+__device__ __forceinline__ float frag_distance(int row_0, int h, int g, int col_0, int t, int offset) {
+    return static_cast<float>(frag_row(row_0, 2 * h, g) + offset - col_0 - 2 * t);
+}
+
 // s[kNT][4]: the scores of one 16-row block; row_0 / col_0: the global query row and key column of its corner.
 // Masked scores become neg_inf, which the caller computes once per kernel (neg_inf_f32() is an inline-asm move that
 // the compiler repeats per call).
@@ -124,15 +134,14 @@ __device__ __forceinline__ void mask_fragment(float (&s)[kNT][4], int row_0, int
 }
 
 // Softcap and ALiBi on every score of a 16-row fragment (before masking, which then overwrites hidden scores). The
-// ALiBi distances are floats from one conversion per row: element (nt, c) of row h is at distance
-// d_h - (nt * 8 + c), with d_h = row + offset - (col_0 + 2 t), so no integer conversion runs per score.
+// ALiBi distances come from one conversion per row (frag_distance).
 template <int kMods, int kNT>
 __device__ __forceinline__ void modify_fragment(float (&s)[kNT][4], int row_0, int col_0, int g, int t, int offset,
                                                 const ScoreMod<kMods>& mod) {
     if constexpr (ScoreMod<kMods>::kSoftcap || ScoreMod<kMods>::kAlibi) {
         float d[2];
 #pragma unroll
-        for (int h = 0; h < 2; ++h) d[h] = static_cast<float>(frag_row(row_0, 2 * h, g) + offset - col_0 - 2 * t);
+        for (int h = 0; h < 2; ++h) d[h] = frag_distance(row_0, h, g, col_0, t, offset);
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
@@ -146,8 +155,8 @@ __device__ __forceinline__ void modify_fragment(float (&s)[kNT][4], int row_0, i
 }
 
 // ALiBi off its diagonal. On a key tile whose distances row + offset - col all have one sign for every row of the
-// query tile (side +1: at or below the diagonal, -1: at or above), -slope * |d_h - (nt * 8 + c)| (d_h as in
-// modify_fragment) splits into side * slope * (nt * 8 + c), one FFMA with an immediate per score, and -side * slope
+// query tile (side +1: at or below the diagonal, -1: at or above), -slope * |d_h - (nt * 8 + c)| (d_h:
+// frag_distance) splits into side * slope * (nt * 8 + c), one FFMA with an immediate per score, and -side * slope
 // * d_h, one per row and lane, which the softmax adds to the row's max and exponent offset (RowBias,
 // tile/softmax.cuh) instead of to every score. Tiles holding both signs take modify_fragment (alibi_crosses).
 template <int kBlockM, int kBlockN>
@@ -165,16 +174,12 @@ __device__ __forceinline__ void modify_fragment_one_side(float (&s)[kNT][4], int
     static_assert(ScoreMod<kMods>::kAlibi, "the ALiBi split needs ALiBi");
     const float side_slope = side * mod.slope;
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-        bias.b[h] = -side_slope * static_cast<float>(frag_row(row_0, 2 * h, g) + offset - col_0 - 2 * t);
+    for (int h = 0; h < 2; ++h) bias.b[h] = -side_slope * frag_distance(row_0, h, g, col_0, t, offset);
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            float x = s[nt][e];
-            if (ScoreMod<kMods>::kSoftcap) x = ptx::tanh_approx(x * mod.softcap_scale);
-            s[nt][e] = fmaf(side_slope, static_cast<float>(nt * 8 + e % 2), x);
-        }
+        for (int e = 0; e < 4; ++e)
+            s[nt][e] = fmaf(side_slope, static_cast<float>(nt * 8 + e % 2), mod.softcapped(s[nt][e]));
 }
 
 }  // namespace fa_jit::tile
