@@ -23,9 +23,9 @@
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
 // kPaged: K / V in a paged cache (tile/paged_kv.cuh), and the producer looks each box's page up. Head dims that are
 // whole column blocks keep K / V row group first (ws_layout::kv_row_groups) and load through 5-d maps whose box
-// holds every column of page_box_rows() rows, or of 8 rows where pages are not whole row groups apart
+// holds every column of ws_layout::paged_box_rows rows, or of 8 rows where pages are not whole row groups apart
 // (p.page_row_groups == 0; f16_ws.cpp, paged_row_group_maps); other head dims through (d, page rows, heads, pages)
-// maps, one box of page_box_rows() rows per column block. A sequence's last key tile ends inside a page whose
+// maps, one box of paged_box_rows rows per column block. A sequence's last key tile ends inside a page whose
 // rows past its keys hold anything (NaN included): S masks them, and warpgroup 0 zeroes them in V before P V (0 * NaN
 // would poison O). The producer loads through clamped entries from the start; meanwhile the consumers check the
 // entries the sequence uses (tile::pages_ok), and on a bad one only drain the ring and store O = 0, LSE = -inf. One
@@ -223,6 +223,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             tma::prefetch_map(k_map);
             tma::prefetch_map(v_map);
         }
+        // Paged: lane i loads box i of each key tile (paged_box_rows rows, or 8), from its page. Worked out once: a
+        // step of this warp issues its loads only after the page lookup and the waits, and the box's gcd recomputed
+        // in every step made the producer the bottleneck (5-20 % slower: bench/NOTES.md, "Paged prefill: the
+        // producer's waits").
+        const bool flat = kRowGroups && p.page_row_groups > 0;  // row groups of every page in one dim
+        const int box = kRowGroups && !flat ? 8 : ws_layout::paged_box_rows(p.page_size, kBlockN);
+        const int r = lane * box;
         int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
         for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
             const BlockIndex bi = block_at(tile);
@@ -246,35 +253,36 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 if (kSplit && it == 1) mbarrier::wait(q_full, 0);
                 const int s = kv_loads % kStages;
                 const int n0 = span.visit(it, start) * kBlockN;
-                if constexpr (kPaged) {  // lane i loads box i (page_box_rows() rows, or 8), from its page
-                    const bool flat = kRowGroups && p.page_row_groups > 0;  // row groups of every page in one dim
-                    const int box = kRowGroups && !flat ? 8 : page_box_rows<kBlockN>(p.page_size);
-                    const int r = lane * box;
+                if constexpr (kPaged) {
                     int in_page = 0, page = 0;
-                    if (r < kBlockN)  // looked up before the wait, which hides the latency
+                    if (r < kBlockN)  // looked up before the waits, which hide the latency
                         page = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch).page_of(n0 + r, in_page);
-                    if (leader) {
-                        mbarrier::wait(k_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);
-                        mbarrier::wait(v_empty(s), ((kv_loads / kStages) & 1u) ^ 1u);
-                        mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
-                        mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
-                    }
-                    __syncwarp();
-                    if (kRowGroups && r < kBlockN) {  // (64 columns, 8 rows, column blocks, row groups or rows, ...)
-                        const unsigned at = s * kKVBytes + r / 8 * KvLayout::kGroupStride;
-                        const int c1 = flat ? 0 : in_page;
-                        const int c3 = flat ? page * p.page_row_groups + in_page / 8 : bi.head_kv;
-                        const int c4 = flat ? bi.head_kv : page;
-                        tma::load_5d(sK + at, k_map, 0, c1, 0, c3, c4, k_full(s));
-                        tma::load_5d(sV + at, v_map, 0, c1, 0, c3, c4, v_full(s));
-                    } else if (r < kBlockN) {
-#pragma unroll
-                        for (int dc = 0; dc < kDBlocks; ++dc) {
-                            const unsigned at = s * kKVBytes + dc * (kBlockN * 128u) + r * 128u;
-                            tma::load_4d(sK + at, k_map, dc * 64, in_page, bi.head_kv, page, k_full(s));
-                            tma::load_4d(sV + at, v_map, dc * 64, in_page, bi.head_kv, page, v_full(s));
+                    const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;
+                    // One tensor's boxes once its stage is free (the leader waits and expects the bytes): K's before
+                    // the wait for V's stage, as without pages. Waiting for both stages first held K's load back until
+                    // the P V before it completed; that producer ran 1-20 % slower (H200, d 64-128, pages of 16-16384;
+                    // 14 % on MQA decode: bench/NOTES.md, "Paged prefill: the producer's waits").
+                    const auto load_boxes = [&](unsigned empty, unsigned full, unsigned smem, const TensorMap& map) {
+                        if (leader) {
+                            mbarrier::wait(empty, empty_phase);
+                            mbarrier::arrive_expect_tx(full, kKVBytes);
                         }
-                    }
+                        __syncwarp();
+                        if (kRowGroups && r < kBlockN) {  // (64 columns, 8 rows, column blocks, ...)
+                            const int c1 = flat ? 0 : in_page;
+                            const int c3 = flat ? page * p.page_row_groups + in_page / 8 : bi.head_kv;
+                            const int c4 = flat ? bi.head_kv : page;
+                            tma::load_5d(smem + s * kKVBytes + r / 8 * KvLayout::kGroupStride, map, 0, c1, 0, c3, c4,
+                                         full);
+                        } else if (r < kBlockN) {
+#pragma unroll
+                            for (int dc = 0; dc < kDBlocks; ++dc)
+                                tma::load_4d(smem + s * kKVBytes + dc * (kBlockN * 128u) + r * 128u, map, dc * 64,
+                                             in_page, bi.head_kv, page, full);
+                        }
+                    };
+                    load_boxes(k_empty(s), k_full(s), sK, k_map);
+                    load_boxes(v_empty(s), v_full(s), sV, v_map);
                 } else {
                     const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;  // the first trip finds it empty
                     mbarrier::wait(k_empty(s), empty_phase);

@@ -62,6 +62,18 @@ FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
     return paged && head_dim % 64 == 0;
 }
 
+// Rows per TMA box of a paged K / V tile of block_n keys: the largest run that never crosses a page (page sizes and
+// block_n are multiples of 16). Kernel and host (the maps' boxes) alike. Capping it at 64 or 32 rows, so that every
+// tile comes in two or more boxes, gained nothing (H200; bench/NOTES.md, "Paged prefill: the producer's waits").
+FA_JIT_HOST_DEVICE constexpr int paged_box_rows(int page_size, int block_n) {
+    int a = page_size, b = block_n;
+    while (b != 0) {
+        const int r = a % b;
+        a = b, b = r;
+    }
+    return a;
+}
+
 // Whether the kernel may loop over tiles (a 1-d grid, tile/coords.cuh's tile_at order) or takes one per block (grid:
 // query tiles x heads x batch): it may without per-sequence keys (a sliding window, packed sequences, a paged cache).
 // Without the causal mask every tile costs the same and a block takes every gridDim.x-th. Under it only the tile_loop

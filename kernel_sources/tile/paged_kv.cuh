@@ -73,18 +73,6 @@ struct PagedKv {
     __device__ __forceinline__ const E* row(int j) const { return base + offset(j); }
 };
 
-// Rows per TMA box of a paged key tile of kBlockN rows: the largest run that never crosses a page (page sizes and
-// kBlockN are multiples of 16). The host encodes the K / V maps with the same box (f16_ws.cpp).
-template <int kBlockN>
-__device__ __forceinline__ int page_box_rows(int page_size) {
-    int a = page_size, b = kBlockN;
-    while (b != 0) {
-        const int r = a % b;
-        a = b, b = r;
-    }
-    return a;
-}
-
 // Whether the entries tid, tid + threads, ... of those that a sequence's `keys` use name pages in [0, num_pages):
 // one thread's share of a table check.
 __device__ __forceinline__ bool pages_ok(const AttentionParams& p, int batch, int keys, int tid, int threads) {

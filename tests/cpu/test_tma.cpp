@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "attention/families/ws_maps.hpp"
+#include "attention_ws_layout.cuh"
 #include "fa_jit/errors.hpp"
 #include "fa_jit/jit.hpp"
 #include "launch/tensor_map.hpp"
@@ -87,6 +88,22 @@ TEST_CASE("tensor maps are checked against the driver's rules, naming the field"
     CHECK_NOTHROW(check_tensor_map(d));
 }
 
+TEST_CASE("paged TMA boxes never cross a page, one per lane of the producer warp", "[launch]") {
+    for (int page : {16, 32, 48, 64, 80, 256, 16384})
+        for (int block_n : {64, 80, 96, 112, 128, 160, 176, 192}) {
+            INFO("page " << page << ", " << block_n << " keys");
+            const int rows = ws_layout::paged_box_rows(page, block_n);
+            CHECK(rows >= 16);
+            CHECK(page % rows == 0);
+            CHECK(block_n % rows == 0);
+            CHECK(rows == std::gcd(page, block_n));
+            CHECK(block_n / rows <= 32);  // a box per lane of the producer warp
+        }
+    CHECK(ws_layout::paged_box_rows(256, 128) == 128);  // one box a tile where one page holds it
+    CHECK(ws_layout::paged_box_rows(16, 128) == 16);
+    CHECK(ws_layout::paged_box_rows(48, 96) == 48);
+}
+
 // The paged K / V maps of the warp-specialized kernel (attention_f16_ws.cu): where the kernel's coordinates for a box
 // of rows [row, row + box) of page `page`, head `head` land, against the element the strides give; the box stays in
 // its page and inside the map's extents, and every map passes the driver's rules. BSHD and BHSD pages are whole row
@@ -114,7 +131,7 @@ TEST_CASE("the warp-specialized kernel's paged maps address every box's rows", "
         CHECK_NOTHROW(check_tensor_map(k));
         REQUIRE(k.rank == 5);
         const bool flat = m.page_row_groups > 0;
-        const int box = flat ? std::gcd(page, block_n) : 8;
+        const int box = flat ? ws_layout::paged_box_rows(page, block_n) : 8;
         CHECK(k.box[0] == 64);
         CHECK(k.box[1] * k.box[3] == static_cast<std::uint32_t>(box));  // rows per box
         CHECK(k.box[2] * 64 == static_cast<std::uint32_t>(d));          // every column block

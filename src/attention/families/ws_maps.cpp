@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <numeric>
 
 #include "attention_ws_layout.cuh"
 #include "fa_jit/jit.hpp"
@@ -42,7 +41,7 @@ PagedRowGroupDescs paged_row_group_descs(const AttentionArgs& a, int block_n) {
     };
     const long long gk = groups_per_page(a.k_strides), gv = groups_per_page(a.v_strides);
     const int groups = gk > 0 && gk == gv ? static_cast<int>(gk) : 0;
-    const int box_rows = groups > 0 ? std::gcd(a.page_size, block_n) : 8;
+    const int box_rows = groups > 0 ? ws_layout::paged_box_rows(a.page_size, block_n) : 8;
     const auto desc = [&](const void* base, const Strides& s) {
         TensorMapDesc d;
         d.base = base;
@@ -80,7 +79,7 @@ void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const
         return;
     }
     const int batch_k = spec.paged ? a.num_pages : batch, rows_kv = spec.paged ? a.page_size : rows_k;
-    const int box_k = spec.paged ? std::gcd(a.page_size, block_n) : block_n;
+    const int box_k = spec.paged ? ws_layout::paged_box_rows(a.page_size, block_n) : block_n;
     const CUtensorMap k =
         encode_tensor_map_16bit(ws_tensor_desc(a.k, a.k_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
     const CUtensorMap v =

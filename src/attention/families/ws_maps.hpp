@@ -17,7 +17,7 @@ TensorMapDesc ws_tensor_desc(const void* base, const Strides& strides, int batch
 // form: 5-d, (64 columns, 8 rows, column blocks, ...), so that a box holds every column of its rows, which land row
 // group first in shared memory. Where every page starts a whole number of 8-row groups after page 0 (page stride P
 // rows, P % 8 == 0: [pages][page rows][heads][d] and [pages][heads][page rows][d] both), the 4th dimension numbers
-// the row groups of all pages at once and the 5th is the head: a box takes the gcd(page_size, block_n) rows of a
+// the row groups of all pages at once and the 5th is the head: a box takes the ws_layout::paged_box_rows rows of a
 // tile that lie in one page, at (0, 0, 0, page * P / 8 + row / 8, head). Otherwise the 4th is the head and the 5th
 // the page, and a box takes 8 rows, at (0, row, 0, head, page).
 struct PagedRowGroupDescs {
