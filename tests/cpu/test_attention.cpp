@@ -390,16 +390,15 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, windowed) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 48, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});
-    // Softcap at d 65-128 in bf16: 192 rows, the widest key tile there; fp16 (which keeps a running max) the plain
-    // choice.
+    // Softcap at d 65-128 in bf16: 192 rows, the widest key tile there; fp16 (which keeps a running max) 128 x 128,
+    // as plain rows up to 8k keys.
     for (bool causal : {false, true})
         for (int seqlen : {512, 16384}) {
             ProblemClass softcap{DType::bf16, 128, causal, seqlen, seqlen};
             softcap.mods.softcap = true;
             CHECK(default_tile_config(90, softcap) == TileConfig{192, 80, 16, 3, "ws"});
             softcap.dtype = DType::f16;
-            CHECK(default_tile_config(90, softcap) ==
-                  default_tile_config(90, {DType::f16, 128, causal, seqlen, seqlen}));
+            CHECK(default_tile_config(90, softcap) == TileConfig{128, 128, 12, 3, "ws"});
             softcap.dtype = DType::bf16, softcap.mods.window = true;  // a window's overlap needs 128 rows
             CHECK(default_tile_config(90, softcap) == TileConfig{128, 128, 12, 3, "ws"});
             softcap.mods.window = false, softcap.head_dim = 96;
@@ -430,7 +429,18 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     windowed256.mods.window = true;
     CHECK(default_tile_config(90, windowed256) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 1024, 1024}) == TileConfig{64, 64, 4, 2, "wgmma"});
-    CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
+    // Past 8k keys plain d 97-128 under the causal mask and d 113-128 without it take wide key tiles in 2 stages.
+    CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 176, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 128, false, 16384, 16384}) == TileConfig{128, 160, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 112, true, 12288, 12288}) == TileConfig{128, 176, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 112, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 128, true, 8192, 8192}) == TileConfig{128, 128, 12, 3, "ws"});
+    ProblemClass windowed128{DType::bf16, 128, true, 16384, 16384};
+    windowed128.mods.window = true;
+    CHECK(default_tile_config(90, windowed128) == TileConfig{128, 128, 12, 3, "ws"});
+    ProblemClass paged128{DType::bf16, 128, true, 16384, 16384};
+    paged128.paged = true;
+    CHECK(default_tile_config(90, paged128) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 2048, 2048}) == TileConfig{128, 80, 12, 2, "ws"});
