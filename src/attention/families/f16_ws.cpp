@@ -92,6 +92,10 @@ public:
     // 608 against 373 / 453 / 508 / 536).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
+        const bool plain = !p.mods.any() && !p.varlen && !p.paged;
+        // Without the mask past 8k keys, 2 stages: +1.2-1.3 % at d 64 (bf16 and fp16, 12k-32k; under the mask 3
+        // stages lead by 1.5 %: bench/NOTES.md, "Wide key tiles past 8k keys").
+        if (padded == 64 && plain && !p.causal && p.seqlen_k > 8192) return {ws_tile(128, 2, "ws", 192)};
         if (padded == 64 && (!p.causal || p.seqlen_k >= 2048))
             return {ws_tile(128, 3, "ws", 192), ws_tile(128, 3, "ws")};
         // Softcap's tanh doubles the softmax's MUFU operations (two per score). At d 65-128 one warpgroup's softmax
@@ -105,7 +109,6 @@ public:
         // per FLOP: 176 keys under the causal mask at d 97-128, 160 without it at d 113-128 (H200, 16k, against 128 x
         // 128: d 128 +2.8 / +1.0 % causal / full, d 112 causal +4.1 %; 32k +3.9 / +1.9 %; d 112 full lost 3.9 % and
         // d 88-96 5-9 % against 192 x 96: bench/NOTES.md, "Wide key tiles past 8k keys").
-        const bool plain = !p.mods.any() && !p.varlen && !p.paged;
         if (plain && padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192)
             return {ws_tile(p.causal ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
