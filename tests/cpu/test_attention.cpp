@@ -411,7 +411,8 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
             const TileConfig plain = default_tile_config(90, softcap);
             softcap.mods.softcap = true;
             const TileConfig capped = default_tile_config(90, softcap);
-            CHECK((capped.block_m == plain.block_m && capped.block_n == plain.block_n && capped.variant == plain.variant));
+            CHECK((capped.block_m == plain.block_m && capped.block_n == plain.block_n &&
+                   capped.variant == plain.variant));
         }
     CHECK(default_tile_config(90, {DType::bf16, 192, false, 16384, 16384}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});
