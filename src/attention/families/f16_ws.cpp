@@ -105,11 +105,14 @@ public:
         // Not with a window: its kernel keeps the overlap only on 128 rows (attention_f16_ws.cu, the key-step loops).
         if (p.mods.softcap && !p.mods.window && padded == 128 && p.dtype == DType::bf16)
             return {ws_tile(ws_layout::max_keys_at_192_rows(p.head_dim), 3, "ws", 192), ws_tile(128, 3, "ws")};
-        // Past 8k keys (the 16k bucket) plain rows take wider key tiles in 2 stages, with fewer turns and softmax
-        // passes per FLOP: 176 keys under the causal mask at d 97-128, 160 without it at d 113-128 (H200, 16k, against
-        // 128 x 128: d 128 +2.8 / +1.0 % causal / full, d 112 causal +4.1 %; 32k +3.9 / +1.9 %; d 112 full lost 3.9 %
-        // and d 88-96 5-9 % against 192 x 96: bench/NOTES.md, "Wide key tiles past 8k keys").
-        if (plain && padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192)
+        // Past 8k keys (the 16k bucket) plain and ALiBi rows take wider key tiles in 2 stages, with fewer turns and
+        // softmax passes per FLOP: 176 keys under the causal mask at d 97-128, 160 without it at d 113-128 (H200, 16k,
+        // against 128 x 128: d 128 +2.8 / +1.0 % causal / full, ALiBi +2.4 / +0.8 %, d 112 causal +4.1 %; 32k +3.9 /
+        // +1.9 %; d 112 full lost 3.9 %, d 88-96 5-9 % against 192 x 96, and a causal window 7.4 %: bench/NOTES.md,
+        // "Wide key tiles past 8k keys").
+        const bool wide = (plain || (p.mods.alibi && !p.mods.window && !p.mods.softcap && !p.varlen && !p.paged)) &&
+                          padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192;
+        if (wide)
             return {ws_tile(p.causal ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
