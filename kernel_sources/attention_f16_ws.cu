@@ -18,7 +18,9 @@
 // one split, the split's fp32 part and LSE otherwise. Score modifiers, packed sequences and a paged cache as below, per
 // packed row (tile/split_block.cuh: a packed sequence's rows are its tokens x the group).
 //
-// kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches.
+// kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches. ALiBi
+// without softcap adds its column term with one more k step of S where shared memory has room for the operands
+// (tile/alibi_columns.cuh, ws_layout::alibi_on_tensor_cores), and the per-row part in the softmax.
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
 // kPaged: K / V in a paged cache (tile/paged_kv.cuh), and the producer looks each box's page up. Head dims that are
@@ -73,6 +75,7 @@
 #include "attention_ws_layout.cuh"
 #include "dtypes.cuh"
 #include "ptx.cuh"
+#include "tile/alibi_columns.cuh"
 #include "tile/coords.cuh"
 #include "tile/epilogue.cuh"
 #include "tile/f16_types.cuh"
@@ -129,6 +132,14 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto v_full = [&](int s) { return q_full + 8u * (2 + kStages + s); };
     const auto k_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
     const auto v_empty = [&](int s) { return q_full + 8u * (2 + 3 * kStages + s); };
+    // ALiBi on the tensor cores (ws_layout::alibi_on_tensor_cores, tile/alibi_columns.cuh): behind the barriers each
+    // consumer warpgroup's slopes (A), then the key columns (B).
+    constexpr bool kAlibiColumns =
+        ws_layout::alibi_on_tensor_cores(kBlockM, kBlockN, kHeadDim, kStages, ScoreMod<kMods>::kAlibi,
+                                         ScoreMod<kMods>::kSoftcap, (kMods & mods::kWindow) != 0, kSplit);
+    const unsigned s_alibi = (q_full + 8u * (2 + 4 * kStages) + 15u) & ~15u;
+    const auto s_alibi_slope = [&](int wg) { return s_alibi + kAlibiSlopeBytes * wg; };
+    const unsigned s_alibi_keys = s_alibi + kAlibiSlopeBytes * kConsumers;
     // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
     // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
     // bench/NOTES.md, "K released after S, V after P V").
@@ -329,13 +340,16 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kLazyAfterSteps = kLazyRescaleLog2 == 0 && !(kCausal && kHeadDimP == 64) ? 16 : 0;
     constexpr int kLazyLateLog2 = 8;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
-    constexpr bool kMaskLoops = (kMods & mods::kWindow) == 0 || (kBlockM == 128 && kHeadDimP <= 128 && !kSplit);
+    constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);
     // ALiBi off its diagonal as one FFMA per score, its per-row part in the softmax (tile/mask.cuh,
     // modify_fragment_one_side); tiles crossing the diagonal take the masked loop. +6 / +10 % at d 128 full / causal,
     // +5 % at d 96 causal, +1.7 % at d 64 full (16k); d 64 causal lost 3-4 % and keeps the per-score form (H200;
     // bench/NOTES.md, "ALiBi off the diagonal"). Split-KV decode packs rows of several heads and keeps modify_scores; a
-    // kernel with one loop would branch on the mask per step.
-    constexpr bool kAlibiSplit = ScoreMod<kMods>::kAlibi && !kSplit && kMaskLoops && !(kCausal && kHeadDimP == 64);
+    // kernel with one loop would branch on the mask per step. Kernels with the ALiBi columns (kAlibiColumns) have the
+    // column term added by the tensor cores instead, and the same per-row part (kAlibiOffDiagonal).
+    constexpr bool kAlibiSplit =
+        ScoreMod<kMods>::kAlibi && !kAlibiColumns && !kSplit && kMaskLoops && !(kCausal && kHeadDimP == 64);
+    constexpr bool kAlibiOffDiagonal = kAlibiSplit || kAlibiColumns;
     const int wg = kUniformDescriptors ? warpgroup::index() - 1 : cw / 4;  // consumer warpgroup 0..kConsumers - 1
     const int wg_row0 = wg * 64;  // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
@@ -351,6 +365,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto take_turn = [&] { warpgroup::sync(1 + wg, 256); };
     const auto pass_turn = [&] { warpgroup::arrive(1 + (wg + 1) % kConsumers, 256); };
     const bool last_wg = wg == kConsumers - 1;
+    if constexpr (kAlibiColumns) {  // the key columns, once per block, before any wgmma reads them
+        write_alibi_keys<kBf16, kBlockN>(s_alibi_keys, threadIdx.x - 128, kConsumerThreads);
+        wgmma::fence_proxy_async();
+        warpgroup::sync(kBarrierConsumers, kConsumerThreads);
+    }
     bool turns_started = false;  // by the last warpgroup's first pass, before the block's first tile with keys
     int q_loads = 0, kv_loads = 0;
     for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
@@ -358,6 +377,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         const int m0 = bi.m0;
         const ScoreMod<kMods> mod = ScoreMod<kMods>::make(p, bi.head);
         const KeySpan span = span_of(m0, mod);
+        if constexpr (kAlibiColumns) {  // this head's slope, by the warpgroup's first warp (its wgmmas have completed)
+            if (cw % 4 == 0) write_alibi_slope<T>(s_alibi_slope(wg), mod.slope, lane);
+            wgmma::fence_proxy_async();
+        }
         const int n_block_max = kCausal && kTileLoop && m0 >= seqlen_q() ? 0 : span.count();  // as the producer's
         const int start = first_visit<kBlockM>(span, m0, stagger);  // visits: span.visit(it, start)
 
@@ -380,13 +403,36 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             else
                 return tile_needs_mask<kBlockN, false, kCausal>(n0, m0, seqlen_k(), causal_offset()) ||
                        window_needs_mask<kBlockM, kBlockN>(n0, m0, causal_offset(), mod) ||
-                       (kAlibiSplit && !kCausal && alibi_crosses<kBlockM, kBlockN>(n0, m0, causal_offset()));
+                       (kAlibiOffDiagonal && !kCausal && alibi_crosses<kBlockM, kBlockN>(n0, m0, causal_offset()));
+        };
+        // With kAlibiColumns, S's extra k step for visit it: the ALiBi column term, zero on a masked tile (which takes
+        // modify_fragment); otherwise nothing.
+        const auto alibi_step = [&](int it, bool masked) {
+            if constexpr (kAlibiColumns) {
+                const int n0 = span.visit(it, start) * kBlockN;
+                const unsigned long long slope =
+                    alibi_slope_desc(s_alibi_slope(wg), masked, alibi_side<kBlockN>(n0, m0, causal_offset()));
+                const unsigned long long keys = alibi_keys_desc(s_alibi_keys);
+                return [slope, keys](float(&acc)[kNTilesS][4]) {
+                    issue_alibi_columns<kBf16, kBlockN, kQkN>(acc, slope, keys);
+                };
+            } else {
+                return NoExtraStep{};
+            }
         };
         // The score modifiers on every tile, and the mask on the tiles that need it (`masked`: a constant at every call
         // once inlined, so that no branch on it falls between the waits for S and for P V). ALiBi on an unmasked tile
-        // leaves its per-row part in `bias` for the softmax (kAlibiSplit).
+        // leaves its per-row part in `bias` for the softmax (kAlibiOffDiagonal), and with kAlibiColumns its column
+        // part came with S.
         const auto mask_scores = [&](float(&acc_s)[kNTilesS][4], int n0, bool masked, RowBias& bias) {
-            if constexpr (kAlibiSplit) {
+            if constexpr (kAlibiColumns) {
+                if (!masked) {
+                    bias = alibi_row_bias(m0 + warp_row0, g, n0, causal_offset(),
+                                          alibi_side<kBlockN>(n0, m0, causal_offset()) * mod.slope);
+                    return;
+                }
+                bias = RowBias{};
+            } else if constexpr (kAlibiSplit) {
                 if (!masked) {
                     modify_fragment_one_side(acc_s, m0 + warp_row0, n0, g, t, causal_offset(), mod,
                                              alibi_side<kBlockN>(n0, m0, causal_offset()), bias);
@@ -485,7 +531,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 float acc_s[kNTilesS][4];
                 take_turn();
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(
-                    acc_s, sQ, wg_row0, sK + (kv0 % kStages) * kKVBytes);
+                    acc_s, sQ, wg_row0, sK + (kv0 % kStages) * kKVBytes,
+                    alibi_step(0, kAlibiColumns && tile_masked(0)));
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
@@ -494,7 +541,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 const int n0 = span.visit(0, start) * kBlockN;
                 RowBias bias{};
                 mask_scores(acc_s, n0, tile_masked(0), bias);  // no P V in flight yet
-                online_softmax<kLazyRescaleLog2, kAlibiSplit>(
+                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
                     [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max,
                     static_cast<float>(kLazyRescaleLog2), bias);
@@ -518,8 +565,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 float acc_s[kNTilesS][4];
                 if (kRescaleBeforeTurn) rescale();
                 take_turn();
-                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(acc_s, sQ, wg_row0,
-                                                                                                  sK + s * kKVBytes);
+                issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(
+                    acc_s, sQ, wg_row0, sK + s * kKVBytes, alibi_step(it, masked));
                 issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(
                     acc_o, p_frag, sV + sp * kKVBytes);
                 pass_turn();
@@ -530,7 +577,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 RowBias bias{};
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
                 const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
-                online_softmax<kLazyRescaleLog2, kAlibiSplit>(
+                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                     [&](int nt, int h, float p0, float p1) {
                         acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag

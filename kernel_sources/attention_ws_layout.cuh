@@ -45,6 +45,29 @@ FA_JIT_HOST_DEVICE constexpr int max_keys_at_192_rows(int head_dim) {
     return head_dim <= 64 ? 128 : head_dim <= 96 ? 96 : head_dim <= 128 ? 80 : 0;
 }
 
+// Masked and unmasked key tiles run in loops of their own (attention_f16_ws.cu, the key steps), except for a sliding
+// window on 192 rows or past d 128, where the second copy of the step spills.
+FA_JIT_HOST_DEVICE constexpr bool mask_loops(bool window, int block_m, int head_dim, bool split) {
+    return !window || (block_m == 128 && padded_head_dim(head_dim) <= 128 && !split);
+}
+
+// ALiBi's column term on the tensor cores (tile/alibi_columns.cuh): one more k step of S = Q K^T, whose operands sit
+// behind the barriers (16-byte aligned): A, 512 bytes per consumer warpgroup, then B, the key columns [block_n][16].
+// Kernels with the two key loops and ALiBi without softcap (which applies tanh to S before the bias) take it where
+// shared memory has room; packed decode rows mix heads, and keep the per-score bias.
+FA_JIT_HOST_DEVICE constexpr int alibi_columns_bytes(int block_m, int block_n) {
+    return 16 + 32 * block_n + 512 * consumers(block_m);
+}
+FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n, int head_dim, int stages, bool alibi,
+                                                        bool softcap, bool window, bool split) {
+    return alibi && !softcap && !split && mask_loops(window, block_m, head_dim, split) &&
+           smem_bytes(block_m, block_n, head_dim, stages) + alibi_columns_bytes(block_m, block_n) <= 227 * 1024;
+}
+// The dynamic shared memory of a kernel with or without the ALiBi columns' operands.
+FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_dim, int stages, bool alibi_columns) {
+    return smem_bytes(block_m, block_n, head_dim, stages) + (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0);
+}
+
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int head_dim, int stages) {
     return legal_rows(block_m) && (block_m == 128 || block_n <= max_keys_at_192_rows(head_dim)) &&
            (block_n == 64 || block_n == 80 || block_n == 96 || block_n == 112 || block_n == 128 || block_n == 160 ||

@@ -17,6 +17,16 @@ FA_JIT_HOST_DEVICE constexpr unsigned long long desc_sw128(unsigned addr, unsign
            (static_cast<unsigned long long>((sbo_bytes & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
 }
 
+// Descriptor of an operand without swizzle: core matrices of 8 rows x 16 bytes, each stored contiguously (row r at
+// 16 r); K-major, the leading byte offset steps from one core matrix to the next along K, the stride byte offset
+// from one 8-row group to the next. For small constant operands whose layout need not match TMA's (the ALiBi
+// columns, tile/alibi_columns.cuh).
+FA_JIT_HOST_DEVICE constexpr unsigned long long desc_interleave(unsigned addr, unsigned lbo_bytes, unsigned sbo_bytes) {
+    return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) |
+           (static_cast<unsigned long long>((lbo_bytes & 0x3FFFFu) >> 4) << 16) |
+           (static_cast<unsigned long long>((sbo_bytes & 0x3FFFFu) >> 4) << 32);
+}
+
 // `desc` with its start address `bytes` further (a multiple of 16): one add to the low word, equal to desc_sw128 of
 // the moved address while that stays below 2^18 bytes, as every shared-memory address does (the address field, bits
 // 0-13, then cannot carry into the leading byte offset). Unrolled GEMMs step from one base descriptor this way: ptxas

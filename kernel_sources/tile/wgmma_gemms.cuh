@@ -14,9 +14,15 @@ namespace fa_jit::tile {
 // kStepped: each k step's descriptors are the tile's base descriptors advanced by a constant (wgmma::desc_advance), one
 // add per wgmma where encoding each address anew takes a mask, a shift and an OR; false keeps that encoding (for the
 // one kernel that measured faster with it, attention_f16_ws.cu).
+// extra(acc_s) may issue more wgmmas into S before the commit (tile/alibi_columns.cuh).
+struct NoExtraStep {
+    template <class Acc>
+    __device__ __forceinline__ void operator()(Acc&) const {}
+};
 template <bool kBf16, int kBlockM, int kBlockN, int kHeadDim, int kInstrN = 64, class KvLayout = Swizzle128B<kBlockN>,
-          bool kStepped = true>
-__device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK) {
+          bool kStepped = true, class Extra = NoExtraStep>
+__device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigned sQ, int wg_row0, unsigned sK,
+                                         const Extra& extra = Extra{}) {
     static_assert(kBlockN % kInstrN == 0, "whole instructions per key tile");
     wgmma::fence();
     const unsigned long long a0 = wgmma::desc_sw128(sQ + wg_row0 * 128u, 16, 1024);
@@ -35,6 +41,7 @@ __device__ __forceinline__ void issue_qk(float (&acc_s)[kBlockN / 8][4], unsigne
             wgmma::mma_ss_n<kInstrN, kBf16>(acc_s + (kInstrN / 8) * nc, a, b, ks > 0);
         }
     }
+    extra(acc_s);
     wgmma::commit();
 }
 

@@ -104,6 +104,34 @@ TEST_CASE("paged TMA boxes never cross a page, one per lane of the producer warp
     CHECK(ws_layout::paged_box_rows(48, 96) == 48);
 }
 
+// ALiBi on the tensor cores (tile/alibi_columns.cuh) where its operands fit beside the ring, never with softcap
+// (tanh comes before the bias), in split-KV decode (packed rows mix heads) or on a window's one-loop kernels.
+TEST_CASE("the ALiBi columns take the kernels with room for their operands", "[launch]") {
+    const auto on = [](int m, int n, int d, int stages, bool softcap = false, bool window = false, bool split = false) {
+        return ws_layout::alibi_on_tensor_cores(m, n, d, stages, true, softcap, window, split);
+    };
+    CHECK(on(192, 128, 64, 2));
+    CHECK(on(128, 128, 128, 2));
+    CHECK(on(128, 176, 128, 2));
+    CHECK(on(192, 96, 96, 2));
+    CHECK(on(128, 128, 128, 2, false, true));  // a window on 128 rows keeps the two key loops
+    CHECK_FALSE(on(192, 96, 96, 2, false, true));
+    CHECK_FALSE(on(128, 128, 128, 2, true));
+    CHECK_FALSE(on(128, 128, 128, 2, false, false, true));
+    CHECK_FALSE(ws_layout::alibi_on_tensor_cores(128, 128, 128, 2, false, false, false, false));
+    CHECK_FALSE(on(128, 128, 128, 3));  // 230 KB of ring and barriers leave no room
+    for (int d = 8; d <= 256; d += 8)
+        for (int m : {128, 192})
+            for (int n = 64; n <= 192; n += 16)
+                for (int stages = 2; stages <= 4; ++stages)
+                    if (ws_layout::legal(m, n, d, stages) && on(m, n, d, stages)) {
+                        INFO(m << " x " << n << ", d " << d << ", " << stages << " stages");
+                        CHECK(ws_layout::smem_bytes(m, n, d, stages, true) <= 227 * 1024);
+                        CHECK(ws_layout::smem_bytes(m, n, d, stages, true) ==
+                              ws_layout::smem_bytes(m, n, d, stages) + ws_layout::alibi_columns_bytes(m, n));
+                    }
+}
+
 // The paged K / V maps of the warp-specialized kernel (attention_f16_ws.cu): where the kernel's coordinates for a box
 // of rows [row, row + box) of page `page`, head `head` land, against the element the strides give; the box stays in
 // its page and inside the map's extents, and every map passes the driver's rules. BSHD and BHSD pages are whole row

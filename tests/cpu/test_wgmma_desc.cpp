@@ -28,6 +28,10 @@ TEST_CASE("a wgmma descriptor advanced by an offset describes the moved address"
     // 128-byte swizzle (1) in 62-63.
     CHECK(desc_sw128(0x1230, 16, 1024) == (0x123ull | (1ull << 16) | (64ull << 32) | (1ull << 62)));
     CHECK(desc_advance(desc_sw128(0x3FFF0 - 0x400, 16, 1024), 0x400) == desc_sw128(0x3FFF0, 16, 1024));
+    // Without swizzle (0 in bits 62-63): the ALiBi columns' operands, a zero stride byte offset included.
+    CHECK(desc_interleave(0x1230, 128, 256) == (0x123ull | (8ull << 16) | (16ull << 32)));
+    CHECK(desc_interleave(0x1230, 128, 0) == (0x123ull | (8ull << 16)));
+    CHECK(desc_advance(desc_interleave(0x1230, 128, 256), 0x200) == desc_interleave(0x1430, 128, 256));
 }
 
 }  // namespace

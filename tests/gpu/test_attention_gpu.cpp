@@ -289,6 +289,39 @@ TEST_CASE("score modifiers match the reference in every prefill family", "[atten
     });
 }
 
+// ALiBi's column term on the tensor cores (f16-ws tiles with room for its operands: ws_layout::alibi_on_tensor_cores):
+// key tiles below, above and across the diagonal (Nq != Nk both ways, causal and not), GQA, windows on 128 rows,
+// blocks that loop over tiles of several heads (a slope per tile), rows of more than 16 key tiles, 128 and 192 rows,
+// bf16 and fp16.
+TEST_CASE("ALiBi on the tensor cores matches the reference", "[attention][mods]") {
+    if (current_device().cc() != 90) return;  // f16-ws kernels: sm_90 only
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(15);
+        const Mods alibi{-1, -1, 0.f, true}, alibi_window{300, 90, 0.f, true};
+        const TileConfig d128{128, 128, 12, 2, "ws"}, d128_wide{128, 176, 12, 2, "ws"}, d64{192, 128, 16, 2, "ws"};
+        const std::vector<Case> cases = {
+            {1, 4, 2, 500, 700, 128, false, Layout::bshd, d128, {}, 0, false, alibi},
+            {1, 4, 2, 700, 500, 128, true, Layout::bhsd, d128, {}, 0, false, alibi},
+            {1, 4, 1, 256, 2400, 64, false, Layout::bshd, d64, {}, 0, false, alibi},
+            {2, 4, 4, 500, 800, 64, true, Layout::padded, d64, {}, 0, false, alibi},
+            {1, 2, 2, 256, 3200, 128, true, Layout::bshd, d128_wide, {}, 0, false, alibi},
+            {5, 32, 8, 64, 256, 64, false, Layout::bshd, d64, {}, 0, false, alibi},  // 160 tiles: blocks loop
+            {1, 4, 2, 700, 600, 128, true, Layout::bshd, d128, {}, 0, false, alibi_window},
+            {1, 4, 2, 600, 700, 128, false, Layout::bshd, d128, {}, 0, false, alibi_window},
+        };
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            check_case(cases[i], DType::bf16, rng);
+            if (i < 4) check_case(cases[i], DType::f16, rng);
+        }
+        Case packed{3, 4, 2, 300, 300, 128, true, Layout::bshd, d128, {}, 0, false, alibi};  // packed sequences
+        packed.seqlens_q = {300, 17, 129}, packed.seqlens_k = {250, 170, 1};
+        check_case(packed, DType::bf16, rng);
+        Case paged{3, 4, 2, 200, 450, 128, true, Layout::bshd, d128, {450, 193, 0}, 0, false, alibi};  // pages
+        paged.page_size = 64, paged.share_pages = true;
+        check_case(paged, DType::bf16, rng);
+    });
+}
+
 // Packed variable-length sequences in the prefill families (f16-ws and f16-wgmma on sm_90, f16-mma, fp32; one tile
 // each, forced, and the chosen path): sequences of length 0 and 1, lengths straddling tile borders, more keys than
 // queries and fewer, causal and not, GQA, BSHD and padded rows, with score modifiers; each sequence sees only its own

@@ -157,7 +157,10 @@ public:
         return tile_loop(s, p.seqlen_k);
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
-        return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages);
+        const bool alibi_columns =
+            ws_layout::alibi_on_tensor_cores(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.mods.alibi,
+                                             s.mods.softcap, s.mods.window, false);
+        return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, alibi_columns);
     }
 
     // A kernel that may loop over tiles (ws_layout::persistent) takes a 1-d grid: for short rows one block per SM (or
