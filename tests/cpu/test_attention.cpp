@@ -443,6 +443,16 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     ProblemClass alibi128{DType::bf16, 128, true, 16384, 16384};
     alibi128.mods.alibi = true;
     CHECK(default_tile_config(90, alibi128) == TileConfig{128, 176, 12, 2, "ws"});
+    // ALiBi without softcap at d 65-128 takes 2 stages where 3 would leave its columns no room.
+    for (int seqlen : {2048, 8192}) {
+        ProblemClass alibi{DType::bf16, 128, true, seqlen, seqlen};
+        alibi.mods.alibi = true;
+        CHECK(default_tile_config(90, alibi) == TileConfig{128, 128, 12, 2, "ws"});
+        alibi.head_dim = 80, alibi.mods.window = true;
+        CHECK(default_tile_config(90, alibi) == TileConfig{128, 128, 12, 2, "ws"});
+        alibi.mods.softcap = true, alibi.dtype = DType::f16;
+        CHECK(default_tile_config(90, alibi) == TileConfig{128, 128, 12, 3, "ws"});
+    }
     ProblemClass windowed128{DType::bf16, 128, true, 16384, 16384};
     windowed128.mods.window = true;
     CHECK(default_tile_config(90, windowed128) == TileConfig{128, 128, 12, 3, "ws"});

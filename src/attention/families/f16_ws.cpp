@@ -128,6 +128,11 @@ public:
             return {ws_tile(96, 2, "ws"), ws_tile(112, 2, "ws")};
         if (padded == 192 && p.seqlen_k >= (p.causal ? 4096 : 2048))
             return {ws_tile(112, 2, "ws"), ws_tile(64, 3, "ws")};
+        // ALiBi without softcap takes 2 stages, where 3 leave its columns on the tensor cores no room
+        // (ws_layout::alibi_on_tensor_cores): d 128 2k / 8k +4.5 / +6 % full, +9 / +12 % causal, d 80 4k +10 / +13 %,
+        // windows at 16k +7-9 % (H200; bench/NOTES.md, "ALiBi's column term on the tensor cores").
+        const bool alibi_columns = p.mods.alibi && !p.mods.softcap;
+        if (padded == 128 && alibi_columns) return {ws_tile(128, 2, "ws"), ws_tile(128, 3, "ws")};
         if (padded <= 128) return {ws_tile(128, 3, "ws"), ws_tile(64, 3, "ws")};
         return {ws_tile(64, 3, "ws"), ws_tile(64, 2, "ws")};
     }
