@@ -6,15 +6,19 @@ the next P. ptxas places that wait: under register pressure it moves it to the t
 exponentials then run after P V instead of beside it. For each key loop this prints how many of the step's MUFU
 operations (`ex2`, and `tanh` with softcap) come before the wait (the masked loop is the one with more compares and
 selects than MUFU operations). Compiled with
-NVRTC as the library does (resources.py); needs nvdisasm or cuobjdump (see resources.py).
+NVRTC as the library does (resources.py); needs nvdisasm or cuobjdump (see resources.py). --mix adds each key step's
+instruction count and most frequent opcodes, turn to turn (d 64 192 x 128: 454 instructions for a thread's 64
+scores, 66 of them MUFU).
 
-  python3 bench/kernel_harness/pv_overlap.py [--arch sm_90a] [--sources DIR] \\
+  python3 bench/kernel_harness/pv_overlap.py [--arch sm_90a] [--sources DIR] [--mix] \\
       "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, false>" ...
 
 Measured with it (bench/NOTES.md): d 128 at 128 keys runs 19 of 66 exponentials before the wait, at 176 keys none.
 """
 import argparse
+import collections
 import os
+import re
 import sys
 
 import resources
@@ -40,11 +44,28 @@ def key_loops(lines):
     return out
 
 
+def opcode(line):
+    """The opcode of a SASS line without its predicate and modifiers (FFMA, MUFU, HGMMA, ...), or None."""
+    m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
+    return m.group(1) if m else None
+
+
+def step_mix(lines, wait):
+    """Instructions of the key step around the wait for S at `wait`, from the turn's barrier before it to the next
+    turn's: their number and the most frequent opcodes."""
+    begin = next((i for i in range(wait, -1, -1) if "BAR.SYNC" in lines[i]), 0)
+    end = next((i for i in range(wait + 1, len(lines)) if "BAR.SYNC" in lines[i] or "EXIT" in lines[i]), len(lines))
+    ops = collections.Counter(op for op in map(opcode, lines[begin:end]) if op)
+    return sum(ops.values()), ops.most_common(8)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kernels", nargs="+", help="name expressions of attention_f16_ws.cu")
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--sources", help="kernel sources to compile (default: this checkout's kernel_sources/)")
+    ap.add_argument("--mix", action="store_true",
+                    help="also each key step's instruction count and most frequent opcodes (turn to turn)")
     a = ap.parse_args()
     if a.sources:
         resources.KS = os.path.abspath(a.sources)
@@ -55,9 +76,18 @@ def main():
         cubin, _, _, log = resources.nvrtc_compile("attention_f16_ws.cu", a.arch, name)
         if cubin is None:
             sys.exit(f"pv_overlap: {name} does not compile:\n{log}")
-        loops = key_loops(resources.sass_lines(tool, cubin))
+        lines = resources.sass_lines(tool, cubin)
+        loops = key_loops(lines)
         cells = [f"{'masked' if m else 'unmasked'} {b} / {t}" for b, t, m in loops]
         print(f"{name}: " + (", ".join(cells) if cells else "no key loop found"))
+        if "wgmma.mma_async instructions are serialized" in log:
+            print("  ptxas serialized the wgmmas")
+        if a.mix:
+            waits = [i for i, line in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in line]
+            for (_, _, masked), wait in zip(loops, waits):
+                count, top = step_mix(lines, wait)
+                print(f"  {'masked' if masked else 'unmasked'} step: {count} instructions; " +
+                      ", ".join(f"{op} {n}" for op, n in top))
 
 
 if __name__ == "__main__":
