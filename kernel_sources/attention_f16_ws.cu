@@ -138,8 +138,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         ws_layout::alibi_on_tensor_cores(kBlockM, kBlockN, kHeadDim, kStages, ScoreMod<kMods>::kAlibi,
                                          ScoreMod<kMods>::kSoftcap, (kMods & mods::kWindow) != 0, kSplit);
     const unsigned s_alibi = (q_full + 8u * (2 + 4 * kStages) + 15u) & ~15u;
-    const auto s_alibi_slope = [&](int wg) { return s_alibi + kAlibiSlopeBytes * wg; };
-    const unsigned s_alibi_keys = s_alibi + kAlibiSlopeBytes * kConsumers;
+    const auto s_alibi_slope = [&](int wg) { return s_alibi + ws_layout::kAlibiSlopeBytes * wg; };
+    const unsigned s_alibi_keys = s_alibi + ws_layout::kAlibiSlopeBytes * kConsumers;
     // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
     // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
     // bench/NOTES.md, "K released after S, V after P V").

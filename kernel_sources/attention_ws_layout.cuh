@@ -55,8 +55,9 @@ FA_JIT_HOST_DEVICE constexpr bool mask_loops(bool window, int block_m, int head_
 // behind the barriers (16-byte aligned): A, 512 bytes per consumer warpgroup, then B, the key columns [block_n][16].
 // Kernels with the two key loops and ALiBi without softcap (which applies tanh to S before the bias) take it where
 // shared memory has room; packed decode rows mix heads, and keep the per-score bias.
+constexpr int kAlibiSlopeBytes = 512;  // A of one consumer warpgroup: 32 lanes x 16 bytes (tile::write_alibi_slope)
 FA_JIT_HOST_DEVICE constexpr int alibi_columns_bytes(int block_m, int block_n) {
-    return 16 + 32 * block_n + 512 * consumers(block_m);
+    return 16 + kAlibiSlopeBytes * consumers(block_m) + 32 * block_n;
 }
 FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n, int head_dim, int stages, bool alibi,
                                                         bool softcap, bool window, bool split) {

@@ -47,10 +47,9 @@ __device__ __forceinline__ unsigned long long alibi_keys_desc(unsigned s_keys) {
 // (wgmma::desc_interleave, SBO 0) so that 128 bytes serve all 64 rows: variant 0 for side +1, 1 for side -1, 2 (and
 // the 128 bytes after it) zeros for a tile crossing the diagonal. A variant's k 8-15 are the next variant's k 0-7,
 // which meet B's zero columns. (compute-sanitizer takes the operand for 64 rows x 32 bytes from its start: B's 32
-// bytes per key row follow the last variant.) 512 bytes per consumer warpgroup, rewritten for each tile's head by one
-// warp (`lane`: 16 bytes each); the caller makes them visible to wgmma (fence.proxy.async; the turn's barrier orders
-// the warpgroup).
-constexpr unsigned kAlibiSlopeBytes = 512;
+// bytes per key row follow the last variant.) 512 bytes per consumer warpgroup (ws_layout::kAlibiSlopeBytes),
+// rewritten for each tile's head by one warp (`lane`: 16 bytes each); the caller makes them visible to wgmma
+// (fence.proxy.async; the turn's barrier orders the warpgroup).
 template <typename T>
 __device__ __forceinline__ void write_alibi_slope(unsigned s_slope, float slope, int lane) {
     constexpr bool kBf16 = IsBf16<T>::value;
