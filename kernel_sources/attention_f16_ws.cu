@@ -24,7 +24,7 @@
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
 // kPaged: K / V in a paged cache (tile/paged_kv.cuh), and the producer looks each box's page up. Head dims that are
-// whole column blocks keep K / V row group first (ws_layout::kv_row_groups) and load through 5-d maps whose box
+// two or more whole column blocks keep K / V row group first (ws_layout::kv_row_groups) and load through 5-d maps whose box
 // holds every column of ws_layout::paged_box_rows rows, or of 8 rows where pages are not whole row groups apart
 // (p.page_row_groups == 0; f16_ws.cpp, paged_row_group_maps); other head dims through (d, page rows, heads, pages)
 // maps, one box of paged_box_rows rows per column block. A sequence's last key tile ends inside a page whose

@@ -78,12 +78,13 @@ FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int head_dim, 
 }
 
 // How a K / V stage orders its 1024-byte swizzle atoms (8 rows x 64 columns; tile/swizzle.cuh). Column block first
-// (Swizzle128B: one TMA box per column block), except for a paged cache whose head dim is whole column blocks: row
-// group first (Swizzle128BRowGroups), so that one box of a 5-d map (64 columns, 8 rows, column blocks, row groups,
-// heads) brings every column of a page's rows. Small pages then take one box per page and tensor, not one per
-// column block: TMA's cost goes with the number of boxes (bench/NOTES.md, "A paged KV cache").
+// (Swizzle128B: one TMA box per column block), except for a paged cache whose head dim is two or more whole column
+// blocks: row group first (Swizzle128BRowGroups), so that one box of a 5-d map (64 columns, 8 rows, column blocks,
+// row groups, heads) brings every column of a page's rows. Small pages then take one box per page and tensor, not one
+// per column block: TMA's cost goes with the number of boxes (bench/NOTES.md, "A paged KV cache"). d 64, one column
+// block, takes as many boxes either way, and ran faster through the 4-d map (H200, 16k: +6 % at pages of 16).
 FA_JIT_HOST_DEVICE constexpr bool kv_row_groups(bool paged, int head_dim) {
-    return paged && head_dim % 64 == 0;
+    return paged && head_dim % 64 == 0 && head_dim > 64;
 }
 
 // Rows per TMA box of a paged K / V tile of block_n keys: the largest run that never crosses a page (page sizes and

@@ -490,6 +490,17 @@ TEST_CASE("a paged KV cache matches the reference in every prefill family", "[at
                 check_case(mods, dtype, rng);
             }
         }
+        // d 64, one column block: f16-ws loads it through (d, page rows, heads, pages) maps, not the row-grouped
+        // ones of d 128 (ws_layout::kv_row_groups).
+        ProblemClass p64{DType::bf16, 64, true, 300, 300};
+        p64.paged = true;
+        for (const TileConfig& tile : tile_per_family(p64, cc))
+            for (Layout layout : {Layout::bshd, Layout::bhsd, Layout::padded})
+                for (int page : {16, 48, 256}) {
+                    Case c{3, 4, 2, 200, 300, 64, page != 48, layout, tile, {300, 129, 0}};
+                    c.page_size = page, c.share_pages = layout == Layout::bshd;
+                    check_case(c, DType::bf16, rng);
+                }
         // f16-mma at a head dim without a wgmma kernel, fp32 at one that is not a multiple of 8 (4-byte copies).
         Case d96{2, 4, 4, 100, 333, 96, true, Layout::padded, {}, {333, 200}};
         d96.page_size = 32;
