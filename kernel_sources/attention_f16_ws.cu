@@ -37,15 +37,15 @@
 //
 // kTileLoop (ws_layout::tile_loop): blocks loop over tiles; under the causal mask in pairs of about equal cost (a
 // head's heaviest with its lightest, tile/coords.cuh tile_at), a variant the host picks for rows of up to 8k keys;
-// without it at d 136-192 past 64 keys, for rows of up to 2k keys.
+// without it for rows of up to 2k keys, at d 65-256 without softcap or ALiBi (ws_layout::loop_in_every_variant).
 //
 // Launch: block ws_layout::threads(kBlockM) threads (384 or 512), dynamic shared memory
 // ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages). Where the kernel may loop (ws_layout::persistent:
-// without a window, packed sequences or pages; under the causal mask and at d 136-192 past 64 keys kTileLoop) a 1-d
-// grid: block b works on tiles b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x)
-// and 2 (b + gridDim.x) + 1, ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in
-// L2), looping over tiles for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles; under the causal mask
-// min(tiles / 2, SMs) where there are more tiles than SMs), else one each. Otherwise one tile per block, grid
+// kTileLoop or loop_in_every_variant, without a window, packed sequences or pages) a 1-d grid: block b works on tiles
+// b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x) and 2 (b + gridDim.x) + 1,
+// ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2), looping over tiles
+// for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles; under the causal mask min(tiles / 2, SMs) where
+// there are more tiles than SMs), else one each. Otherwise one tile per block, grid
 // (ceil(seqlen_q / kBlockM), heads_q, batch); under the causal mask heavy tiles first (tile/coords.cuh, block_index):
 // tiles differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin
 // (bench/NOTES.md). Without the causal mask or a window, a block with one tile starts at its own key tile
@@ -149,13 +149,14 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // which saves the max, its shuffles and O's rescale (bench/NOTES.md, "Softcap without a running max").
     const bool no_max = kBf16 && ScoreMod<kMods>::kSoftcap && !ScoreMod<kMods>::kAlibi && p.softcap_no_max;
 
-    // Whether the kernel may loop over tiles (ws_layout::persistent; under the causal mask its kTileLoop variant). It
-    // does when the host launches fewer blocks than tiles (short rows, ws_layout::loops_over_tiles); with a block per
-    // tile each takes one.
+    // Whether the kernel may loop over tiles (ws_layout::persistent: its kTileLoop variant, or every variant without the
+    // mask at d <= 64 or with a score modifier). It does when the host launches fewer blocks than tiles (short rows,
+    // ws_layout::loops_over_tiles); with a block per tile each takes one.
     constexpr bool kPersistent =
         !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
-                                         (kMods & mods::kWindow) != 0 || kVarlen || kPaged, kTileLoop);
-    static_assert(!kTileLoop || (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false)),
+                                         (kMods & mods::kWindow) != 0 || kVarlen || kPaged, kTileLoop, kMods != 0);
+    static_assert(!kTileLoop || (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false,
+                                                                     kMods != 0)),
                   "kTileLoop: ws_layout::tile_loop");
     // This block's tiles: its n-th is tile_of(n), while below end. Without the causal mask first + n * step. Under it
     // tiles differ in cost (a head's last rows see the most keys), and a block with more than one takes them in pairs,

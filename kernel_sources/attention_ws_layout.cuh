@@ -99,33 +99,30 @@ FA_JIT_HOST_DEVICE constexpr int paged_box_rows(int page_size, int block_n) {
     return a;
 }
 
-// Whether the kernel may loop over tiles (a 1-d grid, tile/coords.cuh's tile_at order) or takes one per block (grid:
-// query tiles x heads x batch): it may without per-sequence keys (a sliding window, packed sequences, a paged cache).
-// Without the causal mask every tile costs the same and a block takes every gridDim.x-th. Under it only the tile_loop
-// variant loops, its blocks taking pairs of tiles of about equal cost (tile/coords.cuh, tile_at). Until the wgmma
-// descriptors moved to uniform registers, d 136-256 looped only at 64 keys and 192-row tiles only at 64 or 96 keys:
-// the loop spilled elsewhere (d 192 at 112 keys, d 256 at 80, d 64 192 x 128: 4 bytes, d 88-96 192 x 80: 8). Every
-// tile now compiles without spills either way.
-FA_JIT_HOST_DEVICE constexpr bool persistent(int /*block_m*/, bool causal, int head_dim, int block_n,
-                                             bool per_sequence_keys = false, bool tile_loop = false) {
-    if (per_sequence_keys) return false;
-    if (causal) return tile_loop;
-    // d 136-192 past 64 keys, without the mask, loop only in the tile_loop variant: with the loop compiled in, one
-    // tile per block (rows past 2k keys) ran 1-4 % slower (d 160, N 4k-16k; bench/NOTES.md, "d 136-192 without the
-    // mask"). d 168-192 at 112 keys never loop: there the loop moves the wait for P V to the top of the softmax
-    // (bench/kernel_harness/pv_overlap.py: 0 of 58 exponentials beside P V against 19 with one tile per block), where
-    // d 136-160 at 112 keys keep 18-24 and d 168-192 at 96 keys 17-18 of 50 (the O accumulator grows with the head
-    // dim).
-    if (padded_head_dim(head_dim) == 192 && block_n > 64) return tile_loop && !(head_dim > 160 && block_n > 96);
-    return true;
+// Whether a kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop; a 1-d grid,
+// tile/coords.cuh's tile_at order), taken for rows of up to 8k keys under the causal mask (loops_over_causal_tiles)
+// and of up to 2k without it (loops_over_tiles); never with per-sequence keys (a sliding window, packed sequences, a
+// paged cache). Under the mask blocks take pairs of tiles of about equal cost (tile_at), and a kernel for longer rows
+// with a loop compiled in ran 1-2 % slower. Without it the other variant has no loop either (d 96-128 +1.4-1.8 %,
+// d 160-256 +0.4-0.5 % at 4k-16k, H200), except at d <= 64 and with softcap or ALiBi, whose kernels keep the loop
+// in every variant (without it they ran 2-6 % slower: bench/NOTES.md, "Kernels without the loop"). d 168-192 at 112
+// keys never loop: there the loop moves the wait for P V to the top of the softmax (bench/kernel_harness/
+// pv_overlap.py: 0 of 58 exponentials beside P V against 19 with one tile per block).
+FA_JIT_HOST_DEVICE constexpr bool loop_in_every_variant(bool causal, int head_dim, bool score_mods) {
+    return !causal && (padded_head_dim(head_dim) == 64 || score_mods);
 }
-// Whether a kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop): under the causal mask
-// every tile that may loop (taken for rows of up to 8k keys, loops_over_causal_tiles; a kernel for longer rows with a
-// loop compiled in ran 1-2 % slower), without it d 136-192 past 64 keys (rows of up to 2k keys, loops_over_tiles).
-FA_JIT_HOST_DEVICE constexpr bool tile_loop(int block_m, bool causal, int head_dim, int block_n,
-                                            bool per_sequence_keys) {
-    return (causal || (padded_head_dim(head_dim) == 192 && block_n > 64)) &&
-           persistent(block_m, causal, head_dim, block_n, per_sequence_keys, true);
+FA_JIT_HOST_DEVICE constexpr bool tile_loop(int /*block_m*/, bool causal, int head_dim, int block_n,
+                                            bool per_sequence_keys, bool score_mods = false) {
+    if (per_sequence_keys || loop_in_every_variant(causal, head_dim, score_mods)) return false;
+    return causal || !(padded_head_dim(head_dim) == 192 && head_dim > 160 && block_n > 96);
+}
+// Whether a kernel may loop over tiles (its blocks take every gridDim.x-th tile, or pair, where the host launches fewer
+// blocks than tiles) or takes one per block (grid: query tiles x heads x batch).
+FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_dim, int block_n,
+                                             bool per_sequence_keys, bool tile_loop_variant, bool score_mods) {
+    if (per_sequence_keys) return false;
+    return loop_in_every_variant(causal, head_dim, score_mods) ||
+           (tile_loop_variant && tile_loop(block_m, causal, head_dim, block_n, false, score_mods));
 }
 // Whether a kernel that may loop does (grid min(tiles, SMs)) rather than take one tile per block (a grid of every
 // tile, each block starting at its own key tile): looping pays for short rows, whose prologue and epilogue it hides

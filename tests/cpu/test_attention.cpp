@@ -527,7 +527,7 @@ TEST_CASE("fp16/bf16 drop bounds checks when every tile is full", "[attention][c
     CHECK_THROWS_WITH(attention_spec(a, {}), Catch::Contains("'tile'"));
 }
 
-TEST_CASE("short causal rows take the warp-specialized variant whose blocks loop over tiles", "[attention][config]") {
+TEST_CASE("short rows take the warp-specialized variant whose blocks loop over tiles", "[attention][config]") {
     AttentionArgs a = valid_args();
     a.dtype = DType::bf16, a.head_dim = 128, a.causal = true, a.seqlen_q = 1000, a.seqlen_k = 2048;
     const TileConfig tile{128, 128, 12, 3, "ws"};
@@ -554,15 +554,21 @@ TEST_CASE("short causal rows take the warp-specialized variant whose blocks loop
     CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);
     a.head_dim = 128, a.window_left = 64;  // a window: keys per sequence, one tile per block
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
-    a.window_left = -1, a.causal = false;  // without the mask every kernel may loop: no variant
+    // Without the mask the looping variant serves rows of up to 2k keys; longer ones take a kernel without the loop.
+    a.window_left = -1, a.causal = false;
+    CHECK(attention_spec(a, tile).tile_loop);
+    CHECK(attention_spec(a, tile).name_expression() ==
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, false, 0, false, false, false, true>");
+    a.seqlen_k = 2049;
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
-    // ... but d 136-192 past 64 keys, whose variant loops up to 2k keys; d 168-192 at 112 keys never loop.
+    CHECK(attention_spec(a, tile).name_expression() ==
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, false>");
     a.head_dim = 160, a.seqlen_k = 2048;
     CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);
     CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).name_expression() ==
           "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 112, 160, 2, false, 0, false, false, false, true>");
-    CHECK_FALSE(attention_spec(a, {128, 64, 12, 3, "ws"}).tile_loop);  // 64 keys loop in every kernel
-    a.head_dim = 192;
+    CHECK(attention_spec(a, {128, 64, 12, 3, "ws"}).tile_loop);
+    a.head_dim = 192;  // d 168-192 at 112 keys never loop
     CHECK(attention_spec(a, {128, 96, 12, 2, "ws"}).tile_loop);
     CHECK_FALSE(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);
     a.seqlen_k = 2049;

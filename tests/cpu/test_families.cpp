@@ -186,18 +186,19 @@ TEST_CASE(
         CHECK(plan.launches[0].block == 32u * tile.warps);
         return std::vector<unsigned>(plan.launches[0].grid, plan.launches[0].grid + 3);
     };
-    // 32 query tiles x 16 heads x 4 sequences = 2048 tiles. 4k keys: one block per tile, a 1-d grid where the kernel
-    // may loop, else (query tile, head, sequence); causal: pairs of tiles up to 8k keys.
-    CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});
+    // 32 query tiles x 16 heads x 4 sequences = 2048 tiles. 4k keys: without the mask one block per tile, (query
+    // tile, head, sequence), in a kernel without the loop; causal: pairs of tiles up to 8k keys.
+    CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(true, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{132, 1, 1});  // every tile loops
-    CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{2048, 1, 1});
-    CHECK(grid(false, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});  // no overlap looping
-    // d 136-192 past 64 keys: the looping variant only up to 2k keys, else a kernel without the loop.
+    CHECK(grid(false, 192, {128, 64, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
+    // d <= 64 keeps the loop in every kernel without the mask: 21 query tiles of 192 rows x 16 x 4, a 1-d grid.
+    CHECK(grid(false, 64, {192, 128, 16, 3, "ws"}) == std::vector<unsigned>{1344, 1, 1});
+    CHECK(grid(false, 192, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
     CHECK(grid(false, 160, {128, 112, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
     CHECK(grid(false, 192, {128, 96, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
-    CHECK(grid(false, 256, {128, 80, 12, 2, "ws"}) == std::vector<unsigned>{2048, 1, 1});
-    CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{2048, 1, 1});
+    CHECK(grid(false, 256, {128, 80, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
+    CHECK(grid(false, 256, {128, 64, 12, 2, "ws"}) == std::vector<unsigned>{32, 16, 4});
     a.seqlen_k = 16384;  // past 8k keys causal blocks take one tile each
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{32, 16, 4});
     // Up to 2k keys the blocks loop: 2048 tiles over 132 blocks.
@@ -222,8 +223,9 @@ TEST_CASE(
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{120, 1, 1});
     // Tiles are numbered in an int on the device.
     a.batch = 1 << 16, a.heads_q = a.heads_kv = 256, a.seqlen_q = 1 << 16;
-    CHECK_THROWS_WITH(family->plan({a.dtype, 128, false, {128, 128, 12, 3, "ws"}}, a, h200),
-                      Catch::Contains("'seqlen_q'") && Catch::Contains("2^31"));
+    AttentionKernelSpec looping{a.dtype, 128, false, {128, 128, 12, 3, "ws"}};
+    looping.tile_loop = true;
+    CHECK_THROWS_WITH(family->plan(looping, a, h200), Catch::Contains("'seqlen_q'") && Catch::Contains("2^31"));
 }
 
 TEST_CASE("each family serves its problems and refuses the rest", "[families]") {

@@ -118,8 +118,8 @@ public:
         if (padded == 256) {
             const TileConfig keys64 = ws_tile(64, 2, "ws"), keys80 = ws_tile(80, 2, "ws");
             const int loop_limit = p.head_dim == 256 ? 8192 : 2048;  // where 64 keys in pairs of tiles lead
-            const bool short_rows = p.seqlen_k <= 512 ||
-                                    (p.seqlen_k <= loop_limit && tile_loop({p.dtype, p.head_dim, p.causal, keys64}, p));
+            const bool short_rows = p.seqlen_k <= 512 || (p.causal && p.seqlen_k <= loop_limit &&
+                                                          tile_loop({p.dtype, p.head_dim, p.causal, keys64}, p));
             return short_rows ? std::vector<TileConfig>{keys64, keys80} : std::vector<TileConfig>{keys80, keys64};
         }
         // Without the mask, up to 2k keys, d 136-192 take the variant whose blocks loop (tile_loop), where d 168-192
@@ -153,7 +153,7 @@ public:
     // mask (loops_over_causal_tiles), else up to 2k (loops_over_tiles).
     bool tile_loop(const AttentionKernelSpec& s, int seqlen_k) const override {
         return ws_layout::tile_loop(s.tile.block_m, s.causal, s.head_dim, s.tile.block_n,
-                                    s.mods.window || s.varlen || s.paged) &&
+                                    s.mods.window || s.varlen || s.paged, s.mods.any()) &&
                (s.causal ? ws_layout::loops_over_causal_tiles(seqlen_k) : ws_layout::loops_over_tiles(seqlen_k));
     }
     // The same for a tile of problem class `p` (which names the features a spec carries).
@@ -176,7 +176,7 @@ public:
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
         if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n,
-                                   spec.mods.window || spec.varlen || spec.paged, spec.tile_loop))
+                                   spec.mods.window || spec.varlen || spec.paged, spec.tile_loop, spec.mods.any()))
             return plan;
         // Causal pairs: an odd number of query tiles per head gets one more, without rows (tile/coords.cuh).
         const long long per_head = plan.launches[0].grid[0] + (spec.causal ? plan.launches[0].grid[0] % 2 : 0);
