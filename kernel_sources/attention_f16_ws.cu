@@ -24,8 +24,8 @@
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
 // kPaged: K / V in a paged cache (tile/paged_kv.cuh), and the producer looks each box's page up. Head dims that are
-// two or more whole column blocks keep K / V row group first (ws_layout::kv_row_groups) and load through 5-d maps whose box
-// holds every column of ws_layout::paged_box_rows rows, or of 8 rows where pages are not whole row groups apart
+// two or more whole column blocks keep K / V row group first (ws_layout::kv_row_groups) and load through 5-d maps whose
+// box holds every column of ws_layout::paged_box_rows rows, or of 8 rows where pages are not whole row groups apart
 // (p.page_row_groups == 0; f16_ws.cpp, paged_row_group_maps); other head dims through (d, page rows, heads, pages)
 // maps, one box of paged_box_rows rows per column block. A sequence's last key tile ends inside a page whose
 // rows past its keys hold anything (NaN included): S masks them, and warpgroup 0 zeroes them in V before P V (0 * NaN
@@ -149,15 +149,15 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // which saves the max, its shuffles and O's rescale (bench/NOTES.md, "Softcap without a running max").
     const bool no_max = kBf16 && ScoreMod<kMods>::kSoftcap && !ScoreMod<kMods>::kAlibi && p.softcap_no_max;
 
-    // Whether the kernel may loop over tiles (ws_layout::persistent: its kTileLoop variant, or every variant without the
-    // mask at d <= 64 or with a score modifier). It does when the host launches fewer blocks than tiles (short rows,
-    // ws_layout::loops_over_tiles); with a block per tile each takes one.
+    // Whether the kernel may loop over tiles (ws_layout::persistent: its kTileLoop variant, or every variant without
+    // the mask at d <= 64 or with a score modifier). It does when the host launches fewer blocks than tiles (short
+    // rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
     constexpr bool kPersistent =
         !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
                                          (kMods & mods::kWindow) != 0 || kVarlen || kPaged, kTileLoop, kMods != 0);
-    static_assert(!kTileLoop || (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false,
-                                                                     kMods != 0)),
-                  "kTileLoop: ws_layout::tile_loop");
+    static_assert(
+        !kTileLoop || (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false, kMods != 0)),
+        "kTileLoop: ws_layout::tile_loop");
     // This block's tiles: its n-th is tile_of(n), while below end. Without the causal mask first + n * step. Under it
     // tiles differ in cost (a head's last rows see the most keys), and a block with more than one takes them in pairs,
     // 2 (first + k * step) and the tile after: tile_at puts each head's heaviest beside its lightest, its second

@@ -103,8 +103,8 @@ FA_JIT_HOST_DEVICE constexpr int paged_box_rows(int page_size, int block_n) {
 // tile/coords.cuh's tile_at order), taken for rows of up to 8k keys under the causal mask (loops_over_causal_tiles)
 // and of up to 2k without it (loops_over_tiles); never with per-sequence keys (a sliding window, packed sequences, a
 // paged cache). Under the mask blocks take pairs of tiles of about equal cost (tile_at), and a kernel for longer rows
-// with a loop compiled in ran 1-2 % slower. Without it the other variant has no loop either (d 96-128 +1.4-1.8 %,
-// d 160-256 +0.4-0.5 % at 4k-16k, H200), except at d <= 64 and with softcap or ALiBi, whose kernels keep the loop
+// with a loop compiled in ran 1-2 % slower. Without it the other variant has no loop either (d 96-128 +1.6-1.9 %,
+// d 160-256 +0.1-0.5 % at 4k-16k, H200), except at d <= 64 and with softcap or ALiBi, whose kernels keep the loop
 // in every variant (without it they ran 2-6 % slower: bench/NOTES.md, "Kernels without the loop"). d 168-192 at 112
 // keys never loop: there the loop moves the wait for P V to the top of the softmax (bench/kernel_harness/
 // pv_overlap.py: 0 of 58 exponentials beside P V against 19 with one tile per block).
