@@ -192,8 +192,9 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
     if (!runs_ws_family()) return;
     with_kernels_precompiled([&] {
         std::mt19937 rng(92);
-        // More tiles than SMs: the persistent blocks (no causal mask) loop over several tiles each, the K/V ring and
-        // the warpgroups' turns running on from one tile to the next.
+        // More tiles than SMs: the persistent blocks (no causal mask; the looping variant at d 65-256, every kernel at
+        // d <= 64) loop over several tiles each, the K/V ring and the warpgroups' turns running on from one tile to the
+        // next.
         check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 8, 8, 4200, 200, 64, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
         check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
@@ -202,7 +203,7 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
         check_case({2, 8, 2, 2200, 300, 96, false, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
         check_case({1, 8, 4, 4200, 300, 256, false, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
         check_case({2, 8, 2, 2200, 400, 224, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
-        // d 136-192 past 64 keys loop in their tile_loop variant (up to 2k keys): d 160 at 112 keys, d 176 / 192 at 96.
+        // d 136-192 past 64 keys: d 160 at 112 keys, d 176 / 192 at 96 (d 168-192 at 112 never loop).
         check_case({2, 8, 2, 2200, 300, 160, false, Layout::bshd, {128, 112, 12, 2, "ws"}}, DType::bf16, rng);
         check_case({1, 8, 4, 4200, 500, 176, false, Layout::bhsd, {128, 96, 12, 2, "ws"}}, DType::f16, rng);
         check_case({1, 8, 8, 2200, 2048, 192, false, Layout::padded, {128, 96, 12, 2, "ws"}}, DType::bf16, rng);
