@@ -109,10 +109,11 @@ public:
         // softmax passes per FLOP: 176 keys under the causal mask at d 97-128, 160 without it at d 113-128 (H200, 16k,
         // against 128 x 128: d 128 +2.8 / +1.0 % causal / full, ALiBi +2.4 / +0.8 %, d 112 causal +4.1 %; 32k +3.9 /
         // +1.9 %; d 112 full lost 3.9 %, d 88-96 5-9 % against 192 x 96, and a causal window 7.4 %: bench/NOTES.md,
-        // "Wide key tiles past 8k keys").
+        // "Wide key tiles past 8k keys"). Without the mask plain rows take 176 keys too, now that their kernel has
+        // no loop compiled in (28 of 90 exponentials beside P V, 0 with the loop); ALiBi's keeps the loop, and 160.
         const bool plain_or_alibi = !p.mods.window && !p.mods.softcap && !p.varlen && !p.paged;
         if (plain_or_alibi && padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192)
-            return {ws_tile(p.causal ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
+            return {ws_tile(p.causal || !p.mods.alibi ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
             return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) {
