@@ -42,7 +42,7 @@ FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_d
 // NVRTC 13.0 with the wgmma descriptors in uniform registers: d 128 spills 80 bytes at 96 keys, d 96 268 at 128;
 // before them d 80 spilled 60 bytes at 96 keys, d 112 60 at 80 and d 128 32 at 80).
 FA_JIT_HOST_DEVICE constexpr int max_keys_at_192_rows(int head_dim) {
-    return head_dim <= 64 ? 128 : head_dim <= 96 ? 96 : head_dim <= 128 ? 80 : 0;
+    return head_dim <= 64 ? 128 : head_dim <= 96 ? 112 : head_dim <= 128 ? 80 : 0;
 }
 
 // Masked and unmasked key tiles run in loops of their own (attention_f16_ws.cu, the key steps), except for a sliding

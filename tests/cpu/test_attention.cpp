@@ -468,7 +468,7 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::f16, 256, false, 512, 512}) == TileConfig{128, 64, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 512, 512}) == TileConfig{128, 64, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 1024, 1024}) == TileConfig{128, 64, 12, 2, "ws"});
-    CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{192, 96, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{192, 112, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 88, true, 8192, 8192}) == TileConfig{192, 96, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, false, 512, 512}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, true, 4096, 4096}) == TileConfig{192, 96, 16, 3, "ws"});

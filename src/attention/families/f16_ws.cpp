@@ -104,7 +104,8 @@ public:
         // +13 / +8 % full / causal). bf16 only: fp16 keeps the running max, and there 192 rows tie or lose up to 8 %.
         // Not with a window: its kernel keeps the overlap only on 128 rows (attention_f16_ws.cu, the key-step loops).
         if (p.mods.softcap && !p.mods.window && padded == 128 && p.dtype == DType::bf16)
-            return {ws_tile(ws_layout::max_keys_at_192_rows(p.head_dim), 3, "ws", 192), ws_tile(128, 3, "ws")};
+            return {ws_tile(std::min(ws_layout::max_keys_at_192_rows(p.head_dim), 96), 3, "ws", 192),
+                    ws_tile(128, 3, "ws")};
         // Past 8k keys (the 16k bucket) plain and ALiBi rows take wider key tiles in 2 stages, with fewer turns and
         // softmax passes per FLOP: 176 keys under the causal mask at d 97-128, 160 without it at d 113-128 (H200, 16k,
         // against 128 x 128: d 128 +2.8 / +1.0 % causal / full, ALiBi +2.4 / +0.8 %, d 112 causal +4.1 %; 32k +3.9 /
@@ -115,7 +116,7 @@ public:
         if (plain_or_alibi && padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192)
             return {ws_tile(p.causal || !p.mods.alibi ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
-            return {ws_tile(96, 3, "ws", 192), ws_tile(128, 3, "ws")};
+            return {ws_tile(p.causal ? 96 : 112, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) {
             const TileConfig keys64 = ws_tile(64, 2, "ws"), keys80 = ws_tile(80, 2, "ws");
             const int loop_limit = p.head_dim == 256 ? 8192 : 2048;  // where 64 keys in pairs of tiles lead
