@@ -445,6 +445,14 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, alibi128) == TileConfig{128, 176, 12, 2, "ws"});
     alibi128.causal = false;  // its kernel keeps the loop, which costs 176 keys their overlap
     CHECK(default_tile_config(90, alibi128) == TileConfig{128, 160, 12, 2, "ws"});
+    // A paged cache past 8k keys at d 113-128 takes 192 keys (a multiple of every page size's boxes), both masks.
+    for (bool causal : {false, true}) {
+        ProblemClass paged128{DType::bf16, 128, causal, 16384, 16384};
+        paged128.paged = true;
+        CHECK(default_tile_config(90, paged128) == TileConfig{128, 192, 12, 2, "ws"});
+        paged128.seqlen_q = paged128.seqlen_k = 4096;
+        CHECK(default_tile_config(90, paged128) == TileConfig{128, 128, 12, 3, "ws"});
+    }
     // ALiBi without softcap at d 65-128 takes 2 stages where 3 would leave its columns no room.
     for (int seqlen : {2048, 8192}) {
         ProblemClass alibi{DType::bf16, 128, true, seqlen, seqlen};
@@ -458,9 +466,6 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     ProblemClass windowed128{DType::bf16, 128, true, 16384, 16384};
     windowed128.mods.window = true;
     CHECK(default_tile_config(90, windowed128) == TileConfig{128, 128, 12, 3, "ws"});
-    ProblemClass paged128{DType::bf16, 128, true, 16384, 16384};
-    paged128.paged = true;
-    CHECK(default_tile_config(90, paged128) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, true, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 16384, 16384}) == TileConfig{128, 80, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 256, false, 2048, 2048}) == TileConfig{128, 80, 12, 2, "ws"});

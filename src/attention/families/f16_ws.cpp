@@ -112,6 +112,11 @@ public:
         // +1.9 %; d 112 full lost 3.9 %, d 88-96 5-9 % against 192 x 96, and a causal window 7.4 %: bench/NOTES.md,
         // "Wide key tiles past 8k keys"). Without the mask plain rows take 176 keys too, now that their kernel has
         // no loop compiled in (28 of 90 exponentials beside P V, 0 with the loop); ALiBi's keeps the loop, and 160.
+        // A paged cache at d 113-128 takes 192 keys in 2 stages: the tile is a multiple of every page size's boxes,
+        // and fewer, wider tiles pay the page lookups less often (H200, 16k, against 128 x 128: pages of 16 / 32 /
+        // 64 / 256 +1.5 / +3.5 / +1.2 / +5 % full, +5 / +3 / +2 / +2 % causal; 160 keys lost 4 % at pages of 16).
+        if (p.paged && !p.mods.any() && padded == 128 && p.head_dim > 112 && p.seqlen_k > 8192)
+            return {ws_tile(192, 2, "ws"), ws_tile(128, 3, "ws")};
         const bool plain_or_alibi = !p.mods.window && !p.mods.softcap && !p.varlen && !p.paged;
         if (plain_or_alibi && padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192)
             return {ws_tile(p.causal || !p.mods.alibi ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
