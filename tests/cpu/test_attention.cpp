@@ -445,10 +445,12 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, alibi128) == TileConfig{128, 176, 12, 2, "ws"});
     alibi128.causal = false;  // its kernel keeps the loop, which costs 176 keys their overlap
     CHECK(default_tile_config(90, alibi128) == TileConfig{128, 160, 12, 2, "ws"});
-    // A paged cache past 8k keys at d 113-128 takes 192 keys (a multiple of every page size's boxes), both masks.
+    // A paged cache past 4k keys at d 113-128 takes 192 keys (a multiple of every page size's boxes), both masks.
     for (bool causal : {false, true}) {
         ProblemClass paged128{DType::bf16, 128, causal, 16384, 16384};
         paged128.paged = true;
+        CHECK(default_tile_config(90, paged128) == TileConfig{128, 192, 12, 2, "ws"});
+        paged128.seqlen_q = paged128.seqlen_k = 8192;
         CHECK(default_tile_config(90, paged128) == TileConfig{128, 192, 12, 2, "ws"});
         paged128.seqlen_q = paged128.seqlen_k = 4096;
         CHECK(default_tile_config(90, paged128) == TileConfig{128, 128, 12, 3, "ws"});
@@ -475,6 +477,14 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::f16, 256, true, 1024, 1024}) == TileConfig{128, 64, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{192, 112, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 88, true, 8192, 8192}) == TileConfig{192, 96, 16, 3, "ws"});
+    // Without the mask 112 keys, but not on pages (boxes of 16 rows) nor with softcap.
+    ProblemClass d96{DType::bf16, 96, false, 4096, 4096};
+    d96.mods.alibi = true;
+    CHECK(default_tile_config(90, d96) == TileConfig{192, 112, 16, 3, "ws"});
+    d96.mods.alibi = false, d96.paged = true;
+    CHECK(default_tile_config(90, d96) == TileConfig{192, 96, 16, 3, "ws"});
+    d96.paged = false, d96.mods.softcap = true, d96.dtype = DType::f16;
+    CHECK(default_tile_config(90, d96) == TileConfig{192, 96, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, false, 512, 512}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, true, 4096, 4096}) == TileConfig{192, 96, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});

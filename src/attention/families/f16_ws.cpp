@@ -114,14 +114,19 @@ public:
         // no loop compiled in (28 of 90 exponentials beside P V, 0 with the loop); ALiBi's keeps the loop, and 160.
         // A paged cache at d 113-128 takes 192 keys in 2 stages: the tile is a multiple of every page size's boxes,
         // and fewer, wider tiles pay the page lookups less often (H200, 16k, against 128 x 128: pages of 16 / 32 /
-        // 64 / 256 +1.5 / +3.5 / +1.2 / +5 % full, +5 / +3 / +2 / +2 % causal; 160 keys lost 4 % at pages of 16).
-        if (p.paged && !p.mods.any() && padded == 128 && p.head_dim > 112 && p.seqlen_k > 8192)
+        // 64 / 256 +0-1.5 / +3.5 / +0-1.2 / +5 % full, +5-8 / +3 / +2-3.6 / +2 % causal, fp16 at 64 +4.7 / +3.6 %; 8k,
+        // B 4: +2-5 %; 160 keys lost 4 % at pages of 16; at 4k 192 keys lost 1-4 % full and tied causal).
+        if (p.paged && !p.mods.any() && padded == 128 && p.head_dim > 112 && p.seqlen_k > 4096)
             return {ws_tile(192, 2, "ws"), ws_tile(128, 3, "ws")};
         const bool plain_or_alibi = !p.mods.window && !p.mods.softcap && !p.varlen && !p.paged;
         if (plain_or_alibi && padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192)
             return {ws_tile(p.causal || !p.mods.alibi ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
+        // d 88-96 from 2k keys: 192 rows; without the mask 112 keys (H200, against 96: +1.6-2.3 % at 2k-16k, bf16
+        // and fp16, d 88 too; ALiBi +3.7 %, a window +1.5 %), except on pages (boxes of 16 rows: -17 % at pages of
+        // 64) and with softcap (fp16 -1.4 %); causal ones keep 96 (9 of 58 exponentials beside P V at 112).
+        const bool keys112 = !p.causal && !p.paged && !p.mods.softcap;
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
-            return {ws_tile(p.causal ? 96 : 112, 3, "ws", 192), ws_tile(128, 3, "ws")};
+            return {ws_tile(keys112 ? 112 : 96, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) {
             const TileConfig keys64 = ws_tile(64, 2, "ws"), keys80 = ws_tile(80, 2, "ws");
             const int loop_limit = p.head_dim == 256 ? 8192 : 2048;  // where 64 keys in pairs of tiles lead
