@@ -477,7 +477,12 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::f16, 256, true, 1024, 1024}) == TileConfig{128, 64, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 96, false, 16384, 16384}) == TileConfig{192, 112, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 88, true, 8192, 8192}) == TileConfig{192, 96, 16, 3, "ws"});
-    // Without the mask 112 keys, but not on pages (boxes of 16 rows) nor with softcap.
+    // Without the mask 112 keys, under it past 8k keys (no window), but not on pages (boxes of 16 rows) nor with
+    // softcap.
+    CHECK(default_tile_config(90, {DType::bf16, 96, true, 16384, 16384}) == TileConfig{192, 112, 16, 3, "ws"});
+    ProblemClass causal_window96{DType::bf16, 96, true, 16384, 16384};
+    causal_window96.mods.window = true;
+    CHECK(default_tile_config(90, causal_window96) == TileConfig{192, 96, 16, 3, "ws"});
     ProblemClass d96{DType::bf16, 96, false, 4096, 4096};
     d96.mods.alibi = true;
     CHECK(default_tile_config(90, d96) == TileConfig{192, 112, 16, 3, "ws"});

@@ -174,6 +174,13 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles at
             const TileConfig rows192{192, d <= 80 ? 80 : d <= 96 ? 96 : 64, 16, 3, "ws"};  // three consumer warpgroups
             check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, rows192}, DType::bf16, rng);
             check_case({1, 2, 1, 450, 260, d, false, Layout::padded, rows192}, DType::f16, rng);
+            if (d < 88 || d > 96) continue;
+            // d 88-96 past 2k keys: 192 x 112, also with a window and ALiBi without the mask.
+            const TileConfig keys112{192, 112, 16, 3, "ws"};
+            check_case({2, 4, 2, 300, 517, d, true, Layout::bshd, keys112}, DType::bf16, rng);
+            check_case({1, 2, 1, 450, 260, d, false, Layout::padded, keys112}, DType::f16, rng);
+            check_case({1, 4, 2, 400, 700, d, false, Layout::bshd, keys112, {}, 0, false, Mods{150, 90, 0.f, true}},
+                       DType::bf16, rng);
         }
         check_case({1, 2, 2, 70, 0, 96, false, Layout::bhsd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
         // The wide tiles of padded head dims: 112 keys at d 136..184, 80 keys at d 200..248.

@@ -122,9 +122,10 @@ public:
         if (plain_or_alibi && padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192)
             return {ws_tile(p.causal || !p.mods.alibi ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
         // d 88-96 from 2k keys: 192 rows; without the mask 112 keys (H200, against 96: +1.6-2.3 % at 2k-16k, bf16
-        // and fp16, d 88 too; ALiBi +3.7 %, a window +1.5 %), except on pages (boxes of 16 rows: -17 % at pages of
-        // 64) and with softcap (fp16 -1.4 %); causal ones keep 96 (9 of 58 exponentials beside P V at 112).
-        const bool keys112 = !p.causal && !p.paged && !p.mods.softcap;
+        // and fp16, d 88 too; ALiBi +3.7 %, a window +1.5 %), and under it past 8k keys, where blocks do not loop
+        // (+3.3-3.6 % at 12k-16k, ALiBi +1.1 %; a causal window lost 1.1 %; the looping variant spills 8 bytes at
+        // 112); not on pages (boxes of 16 rows: -17 % at pages of 64) nor with softcap (fp16 -1.4 %).
+        const bool keys112 = (!p.causal || (p.seqlen_k > 8192 && !p.mods.window)) && !p.paged && !p.mods.softcap;
         if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
             return {ws_tile(keys112 ? 112 : 96, 3, "ws", 192), ws_tile(128, 3, "ws")};
         if (padded == 256) {
