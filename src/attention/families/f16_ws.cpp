@@ -89,7 +89,7 @@ public:
     // 556 / 525 with 128 x 128; causal, one tile per block: 219 / 438 / 514 / 598 against 235 / 437 / 516 / 579; fp16
     // at 4k / 16k: 589 / 581 against 541 / 520 full; d 88 at 4k: 539 / 453 against 472 / 427). Under the causal mask
     // both loop over pairs of tiles up to 8k keys, where 192 rows lead from 2k (N 1k / 2k / 4k / 8k: 342 / 469 / 550 /
-    // 608 against 373 / 453 / 508 / 536).
+    // 608 against 373 / 453 / 508 / 536). 112 keys have since replaced 96 on most of those rows (below).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {
         const int padded = ws_layout::padded_head_dim(p.head_dim);
         const bool plain = !p.mods.any() && !p.varlen && !p.paged;
@@ -106,18 +106,18 @@ public:
         if (p.mods.softcap && !p.mods.window && padded == 128 && p.dtype == DType::bf16)
             return {ws_tile(std::min(ws_layout::max_keys_at_192_rows(p.head_dim), 96), 3, "ws", 192),
                     ws_tile(128, 3, "ws")};
-        // Past 8k keys (the 16k bucket) plain and ALiBi rows take wider key tiles in 2 stages, with fewer turns and
-        // softmax passes per FLOP: 176 keys under the causal mask at d 97-128, 160 without it at d 113-128 (H200, 16k,
-        // against 128 x 128: d 128 +2.8 / +1.0 % causal / full, ALiBi +2.4 / +0.8 %, d 112 causal +4.1 %; 32k +3.9 /
-        // +1.9 %; d 112 full lost 3.9 %, d 88-96 5-9 % against 192 x 96, and a causal window 7.4 %: bench/NOTES.md,
-        // "Wide key tiles past 8k keys"). Without the mask plain rows take 176 keys too, now that their kernel has
-        // no loop compiled in (28 of 90 exponentials beside P V, 0 with the loop); ALiBi's keeps the loop, and 160.
         // A paged cache at d 113-128 takes 192 keys in 2 stages: the tile is a multiple of every page size's boxes,
         // and fewer, wider tiles pay the page lookups less often (H200, 16k, against 128 x 128: pages of 16 / 32 /
         // 64 / 256 +0-1.5 / +3.5 / +0-1.2 / +5 % full, +5-8 / +3 / +2-3.6 / +2 % causal, fp16 at 64 +4.7 / +3.6 %; 8k,
         // B 4: +2-5 %; 160 keys lost 4 % at pages of 16; at 4k 192 keys lost 1-4 % full and tied causal).
         if (p.paged && !p.mods.any() && padded == 128 && p.head_dim > 112 && p.seqlen_k > 4096)
             return {ws_tile(192, 2, "ws"), ws_tile(128, 3, "ws")};
+        // Past 8k keys (the 16k bucket) plain and ALiBi rows take wider key tiles in 2 stages, with fewer turns and
+        // softmax passes per FLOP: 176 keys under the causal mask at d 97-128 and without it at d 113-128 (H200, 16k,
+        // against 128 x 128: d 128 +2.8 / +1.0 % causal / full with 176 / 160 keys, ALiBi +2.4 / +0.8 %, d 112 causal
+        // +4.1 %; 32k +3.9 / +1.9 %; d 112 full lost 3.9 %, d 88-96 5-9 % against 192 x 96, and a causal window
+        // 7.4 %: bench/NOTES.md, "Wide key tiles past 8k keys"; without the mask 176 keys lead 160 by 0.5 % since
+        // that kernel has no loop compiled in). ALiBi without the mask keeps 160: its kernel keeps the loop.
         const bool plain_or_alibi = !p.mods.window && !p.mods.softcap && !p.varlen && !p.paged;
         if (plain_or_alibi && padded == 128 && p.head_dim > (p.causal ? 96 : 112) && p.seqlen_k > 8192)
             return {ws_tile(p.causal || !p.mods.alibi ? 176 : 160, 2, "ws"), ws_tile(128, 3, "ws")};
