@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "attention/families/decode_splits.hpp"
+#include "attention/families/f16_ws_tiles.hpp"
+#include "attention/families/ws_tiles.hpp"
 #include "attention/family.hpp"
 #include "fa_jit/tuning.hpp"
 
@@ -438,4 +440,30 @@ TEST_CASE("a family registered outside the library is used by the chooser, warm-
     }
     CHECK(kernel_family_for(problem, 86) == "fp32");
     CHECK_FALSE(parse_tile_config("64x32w2-fake").has_value());
+}
+
+// The f16-ws tile choice leads with a tile that fits at every head dim it takes, for every feature combination and
+// length bucket, and the looping variant exists only where its rule says (up to 2k keys, 8k under the causal mask).
+TEST_CASE("the f16-ws tile choice leads with a legal tile everywhere", "[families]") {
+    int checked = 0;
+    for (DType dtype : {DType::f16, DType::bf16})
+        for (int d = 8; d <= 256; d += 8)
+            for (bool causal : {false, true})
+                for (int n : {1, 512, 2048, 4096, 8192, 16384, 131072})
+                    for (int bits = 0; bits < 8; ++bits)
+                        for (int features = 0; features < 4; ++features) {
+                            ProblemClass p{dtype, d, causal, n, n};
+                            p.mods.window = bits & 1, p.mods.softcap = bits & 2, p.mods.alibi = bits & 4;
+                            p.varlen = features & 1, p.paged = features & 2;
+                            const std::vector<TileConfig> tiles = families::f16_ws_preferred_tiles(p);
+                            INFO("d " << d << " causal " << causal << " N " << n << " mods " << bits << " features "
+                                      << features);
+                            REQUIRE(!tiles.empty());
+                            CHECK(families::ws_tile_fits(d, tiles.front()));
+                            AttentionKernelSpec s{dtype, d, causal, tiles.front()};
+                            s.mods = p.mods, s.varlen = p.varlen, s.paged = p.paged;
+                            if (families::f16_ws_tile_loop(s, n)) CHECK(n <= (causal ? 8192 : 2048));
+                            ++checked;
+                        }
+    CHECK(checked == 2 * 32 * 2 * 7 * 8 * 4);
 }
