@@ -250,7 +250,7 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
             paged.page_size = page, paged.share_pages = true;
             check_case(paged, DType::bf16, rng);
         }
-        // The same at d 128 (its paged tile past 8k keys; row-grouped maps), both masks, pages of 48: boxes of 48 rows.
+        // The same at d 128 (its paged tile past 4k keys; row-grouped maps), both masks, pages of 48: boxes of 48 rows.
         for (int page : {16, 48, 256}) {
             Case paged{3, 4, 2, 300, 600, 128, page != 48, Layout::bshd, {128, 192, 12, 2, "ws"}, {600, 401, 0}};
             paged.page_size = page, paged.share_pages = true;
