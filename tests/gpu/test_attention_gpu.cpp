@@ -362,6 +362,13 @@ TEST_CASE("packed variable-length sequences match the reference", "[attention][v
         Case mods{1, 4, 2, 300, 300, 96, true, Layout::bshd, {}, {}, 0, false, Mods{40, 8, 6.f, true}};
         mods.seqlens_q = {300, 17, 129}, mods.seqlens_k = {250, 170, 1};
         check_case(mods, DType::bf16, rng);
+        // sm_90: packed sequences on 192 x 112 at d 96 (the tile of long unpacked rows), both masks.
+        if (cc == 90)
+            for (bool causal : {false, true}) {
+                Case keys112{1, 4, 2, 300, 200, 96, causal, Layout::bshd, {192, 112, 16, 3, "ws"}};
+                keys112.seqlens_q = lens_q, keys112.seqlens_k = lens_k;
+                check_case(keys112, DType::bf16, rng);
+            }
         // fp32 (its own family), a head dim that is not a multiple of 8.
         Case fp32{1, 3, 1, 300, 200, 72, true, Layout::padded};
         fp32.seqlens_q = {0, 150, 1, 300}, fp32.seqlens_k = {4, 200, 33, 129};
@@ -498,6 +505,10 @@ TEST_CASE("a paged KV cache matches the reference in every prefill family", "[at
                 Case chunk{1, 4, 2, 300, 600, 128, true, Layout::bshd, tile, {600, 310, 45, 7}};
                 chunk.seqlens_q = {200, 300, 45, 0}, chunk.page_size = 64, chunk.share_pages = true;
                 check_case(chunk, dtype, rng);
+                if (dtype == DType::bf16 && tile.empty() && cc == 90) {  // and on 192 keys, paged d 128's long tile
+                    chunk.tile = {128, 192, 12, 2, "ws"}, chunk.page_size = 48;
+                    check_case(chunk, dtype, rng);
+                }
                 Case mods{
                     2, 4, 2, 150, 400, 128, true, Layout::bshd, tile, {400, 222}, 0, false, Mods{40, 8, 6.f, true}};
                 mods.page_size = 16;
