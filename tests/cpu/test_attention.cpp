@@ -455,8 +455,8 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
         CHECK(default_tile_config(90, paged128) == TileConfig{128, 192, 12, 2, "ws"});
         paged128.seqlen_q = paged128.seqlen_k = 8192;
         CHECK(default_tile_config(90, paged128) == TileConfig{128, 192, 12, 2, "ws"});
-        paged128.varlen = true;  // chunked prefill keeps 128 keys until tested with 192
-        CHECK(default_tile_config(90, paged128) == TileConfig{128, 128, 12, 3, "ws"});
+        paged128.varlen = true;  // chunked prefill too
+        CHECK(default_tile_config(90, paged128) == TileConfig{128, 192, 12, 2, "ws"});
         paged128.varlen = false;
         paged128.seqlen_q = paged128.seqlen_k = 4096;
         CHECK(default_tile_config(90, paged128) == TileConfig{128, 128, 12, 3, "ws"});
@@ -496,8 +496,8 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, d96) == TileConfig{192, 96, 16, 3, "ws"});
     d96.paged = false, d96.mods.softcap = true, d96.dtype = DType::f16;
     CHECK(default_tile_config(90, d96) == TileConfig{192, 96, 16, 3, "ws"});
-    d96.mods.softcap = false, d96.varlen = true;  // packed sequences keep 96 until tested with 112
-    CHECK(default_tile_config(90, d96) == TileConfig{192, 96, 16, 3, "ws"});
+    d96.mods.softcap = false, d96.varlen = true;  // packed sequences too
+    CHECK(default_tile_config(90, d96) == TileConfig{192, 112, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, false, 512, 512}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, true, 4096, 4096}) == TileConfig{192, 96, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 96, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});
