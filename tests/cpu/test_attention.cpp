@@ -743,6 +743,7 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
             specs.push_back({DType::bf16, t.block_n == 80 ? 256 : 192, causal, t});
     // decode's one-row-warp tile past 8k keys, 4 stages deep (the problems above have 4k keys: 3 stages).
     for (bool causal : {false, true}) specs.push_back({DType::bf16, 128, causal, {16, 64, 4, 4, "split"}});
+    specs.push_back({DType::bf16, 128, false, {32, 64, 4, 4, "split"}});  // one token of MQA there, on sm_90
     // decode-wgmma's two-warpgroup tiles (128 packed rows with score modifiers or pages; decode-ws takes the plain
     // ones).
     for (int d : {64, 128, 192, 256})

@@ -65,6 +65,13 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 1, 16384, 8}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(default_tile_config(80, {DType::bf16, 128, true, 1, 4096, 8}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});           // 32 rows: 2 row warps x 4 key warps
+    CHECK(tile(128, 1, 32) == TileConfig{32, 64, 8, 4, "split"});
+    // One token of MQA (32 rows) at d 113-128 past 8k keys on sm_90: 2 key warps of 32 keys.
+    for (int d : {120, 128})
+        CHECK(default_tile_config(90, {DType::bf16, d, false, 1, 16384, 32}) == TileConfig{32, 64, 4, 4, "split"});
+    CHECK(default_tile_config(80, {DType::bf16, 128, false, 1, 16384, 32}) == TileConfig{32, 64, 8, 4, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 96, false, 1, 16384, 32}) == TileConfig{32, 64, 8, 4, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 128, true, 4, 16384, 8}) != TileConfig{32, 64, 4, 4, "split"});
     CHECK(tile(96, 4, 32) == TileConfig{128, 32, 8, 4, "split"});          // MQA: 8 row warps of 16 rows, 1 key warp
     CHECK(tile(96, 4, 16) == TileConfig{64, 64, 8, 4, "split"});           // 4 row warps x 2 key warps
     CHECK(tile(128, 4, 32) == TileConfig{128, 128, 12, 2, "ws-split"});    // decode-ws: f16-ws's long-row tiles

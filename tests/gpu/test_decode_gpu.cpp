@@ -274,6 +274,12 @@ TEST_CASE("decode: head dims, tiles and key lengths", "[decode]") {
         check_case({256, 4, 1, 1, 40, 64, false, Layout::bshd}, DType::bf16, rng);
         check_case({1, 8, 1, 1, 131072, 128, false, Layout::bshd}, DType::bf16, rng);
         check_case({1, 8, 1, 4, 131072, 128, true, Layout::bshd}, DType::f16, rng);
+        // One token of MQA past 8k keys (on sm_90 two key warps of 32 keys: 32x64w4s4), chosen and forced, ragged.
+        for (const TileConfig& tile : {TileConfig{}, TileConfig{32, 64, 4, 4, "split"}}) {
+            check_case({3, 32, 1, 1, 20000, 128, false, Layout::bshd, tile, random_lengths(3, 20000, rng)}, DType::bf16,
+                       rng);
+            check_case({2, 32, 1, 1, 9000, 120, false, Layout::padded, tile}, DType::f16, rng);
+        }
     });
 }
 

@@ -52,6 +52,12 @@ public:
             if (block_m < rows) block_m = m;
         const int row_warps = decode_layout::row_warps(block_m, p.head_dim);
         std::vector<TileConfig> out;
+        // One token of 32 query heads per KV head (MQA) at d 113-128 past 8k keys: 2 key warps of 32 keys, 4 warps
+        // in all, where each block streams long runs of keys (H200, bf16 / fp16, 128 KB rings both: B 16 128k and
+        // B 64 32k, 8 / 2 splits, 4.41 against 4.33 TB/s with 4 key warps of 16). Short runs lose: B 1 128k (128
+        // splits) -3-4 %, B 16 4k -5 %; so do d 64 and 256 (-2-3 %) and 4 tokens of GQA 8 (32 rows: -1-4 % at B 64).
+        if (cc == 90 && p.seqlen_q == 1 && rows == 32 && p.head_dim > 112 && p.head_dim <= 128 && p.seqlen_k > 8192)
+            out.push_back({32, 64, 4, 4, "split"});
         // Keys per key warp and step: 16, or 32 where a 16-key tile is small (d <= 64: 4 KB of K and V) or the key
         // warps few.
         const int warp_n = p.head_dim <= 64 ? 32 : 16;

@@ -55,8 +55,7 @@ std::vector<TileConfig> padded_128(const ProblemClass& p) {
     // +0-1.5 / +3.5 / +0-1.2 / +5 % full, +5-8 / +3 / +2-3.6 / +2 % causal, fp16 at 64 +4.7 / +3.6 %; 8k, B 4: +2-5 %;
     // 160 keys lost 4 % at pages of 16; at 4k 192 keys lost 1-4 % full and tied causal). Chunked prefill (packed
     // queries over pages) too.
-    if (p.paged && !p.mods.any() && p.head_dim > 112 && p.seqlen_k > 4096)
-        return {tile(192, 2), tile(128, 3)};
+    if (p.paged && !p.mods.any() && p.head_dim > 112 && p.seqlen_k > 4096) return {tile(192, 2), tile(128, 3)};
     // Past 8k keys (the 16k bucket) plain and ALiBi rows take wider key tiles in 2 stages, with fewer turns and softmax
     // passes per FLOP: 176 keys under the causal mask at d 97-128 and without it at d 113-128 (16k, against 128 x 128:
     // d 128 +2.8 / +1.0 % causal / full with 176 / 160 keys, ALiBi +2.4 / +0.8 %, d 112 causal +4.1 %; 32k +3.9 /
@@ -73,8 +72,7 @@ std::vector<TileConfig> padded_128(const ProblemClass& p) {
     // at 2k-16k, bf16 and fp16, d 88 too; ALiBi +3.7 %, a window +1.5 %) and under it past 8k keys, where blocks do
     // not loop (+3.3-3.6 % at 12k-16k, ALiBi +1.1 %; a causal window lost 1.1 %; the looping variant spills 8 bytes at
     // 112); packed sequences too; not on pages (boxes of 16 rows: -17 % at pages of 64) nor with softcap (fp16 -1.4 %).
-    const bool keys112 =
-        (!p.causal || (p.seqlen_k > 8192 && !p.mods.window)) && !p.paged && !p.mods.softcap;
+    const bool keys112 = (!p.causal || (p.seqlen_k > 8192 && !p.mods.window)) && !p.paged && !p.mods.softcap;
     if (p.head_dim >= 88 && p.head_dim <= 96 && p.seqlen_k >= 2048)
         return {tile(keys112 ? 112 : 96, 3, 192), tile(128, 3)};
     // ALiBi without softcap takes 2 stages, where 3 leave its columns on the tensor cores no room
