@@ -744,7 +744,9 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     // decode's one-row-warp tile past 8k keys, 4 stages deep (the problems above have 4k keys: 3 stages).
     for (bool causal : {false, true}) specs.push_back({DType::bf16, 128, causal, {16, 64, 4, 4, "split"}});
     specs.push_back({DType::bf16, 128, false, {32, 64, 4, 4, "split"}});  // one token of MQA there, on sm_90
-    specs.push_back({DType::bf16, 128, false, {16, 128, 4, 2, "split"}});  // and of GQA 8
+    // One row warp there on sm_90: 32 keys per key warp at d 128, 2 stages at d 256.
+    specs.push_back({DType::bf16, 128, true, {16, 128, 4, 2, "split"}});
+    specs.push_back({DType::bf16, 256, true, {16, 64, 4, 2, "split"}});
     // decode-wgmma's two-warpgroup tiles (128 packed rows with score modifiers or pages; decode-ws takes the plain
     // ones).
     for (int d : {64, 128, 192, 256})

@@ -62,8 +62,13 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     };
     CHECK(tile(128, 1, 1) == TileConfig{16, 64, 4, 3, "split"});  // one row warp: 3 stages, two blocks per SM
     CHECK(tile(128, 1, 8) == TileConfig{16, 64, 4, 3, "split"});
-    CHECK(default_tile_config(90, {DType::bf16, 128, true, 1, 16384, 8}) == TileConfig{16, 128, 4, 2, "split"});
-    CHECK(default_tile_config(90, {DType::bf16, 128, true, 1, 16384, 4}) == TileConfig{16, 64, 4, 4, "split"});
+    // One row warp past 8k keys on sm_90: 32 keys per key warp at d 113-128, 2 stages at d 256.
+    for (int group : {1, 4, 8})
+        CHECK(default_tile_config(90, {DType::bf16, 128, true, 1, 16384, group}) == TileConfig{16, 128, 4, 2, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 120, true, 4, 16384, 4}) == TileConfig{16, 128, 4, 2, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 96, true, 1, 16384, 4}) == TileConfig{16, 64, 4, 4, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 256, true, 4, 16384, 4}) == TileConfig{16, 64, 4, 2, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 256, true, 1, 8192, 4}) == TileConfig{16, 64, 4, 3, "split"});
     CHECK(default_tile_config(80, {DType::bf16, 128, true, 1, 16384, 8}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(default_tile_config(80, {DType::bf16, 128, true, 1, 4096, 8}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});           // 32 rows: 2 row warps x 4 key warps

@@ -280,6 +280,14 @@ TEST_CASE("decode: head dims, tiles and key lengths", "[decode]") {
                        rng);
             check_case({2, 32, 1, 1, 9000, 120, false, Layout::padded, tile}, DType::f16, rng);
         }
+        // One row warp past 8k keys (on sm_90 32 keys per key warp at d 113-128: 16x128w4s2; 2 stages at d 256).
+        for (const TileConfig& tile : {TileConfig{}, TileConfig{16, 128, 4, 2, "split"}}) {
+            check_case({3, 32, 8, 1, 20000, 128, false, Layout::bshd, tile, random_lengths(3, 20000, rng)}, DType::bf16,
+                       rng);
+            check_case({2, 16, 4, 4, 9000, 120, true, Layout::padded, tile}, DType::f16, rng);
+        }
+        for (const TileConfig& tile : {TileConfig{}, TileConfig{16, 64, 4, 2, "split"}})
+            check_case({2, 8, 2, 1, 12000, 256, false, Layout::bhsd, tile, {12000, 9001}}, DType::bf16, rng);
     });
 }
 

@@ -58,11 +58,17 @@ public:
         // splits) -3-4 %, B 16 4k -5 %; so do d 64 and 256 (-2-3 %) and 4 tokens of GQA 8 (32 rows: -1-4 % at B 64).
         if (cc == 90 && p.seqlen_q == 1 && rows == 32 && p.head_dim > 112 && p.head_dim <= 128 && p.seqlen_k > 8192)
             out.push_back({32, 64, 4, 4, "split"});
-        // One token of GQA 8 there: 4 key warps of 32 keys in 2 stages (128 KB, as 16 keys in 4): B 16 128k 4.50
-        // against 4.42 TB/s, B 16 32k +1.2 %, B 1 128k +1-1.6 %; B 64 (four waves of blocks) -0.5-0 %.
-        if (cc == 90 && p.seqlen_q == 1 && p.group_size == 8 && p.head_dim > 112 && p.head_dim <= 128 &&
-            p.seqlen_k > 8192)
+        // One row warp (up to 16 packed rows) there: 4 key warps of 32 keys in 2 stages (128 KB, as 16 keys in 4).
+        // H200, bf16, three alternating passes, KV TB/s against 16x64w4s4: 32 query heads over 8 KV heads, B 16,
+        // one token 128k 4.50 -> 4.56, 32k 4.45 -> 4.52, 4 causal tokens 128k / 32k 4.49 / 4.43 -> 4.56 / 4.50;
+        // B 64 32k 4.53 -> 4.58; B 1 128k 4.16 -> 4.21; 64 heads over 8, B 16 128k 4.49 -> 4.56; 32 KV heads,
+        // B 1 128k / 32k 4.40 / 4.16 -> 4.46 / 4.21, B 16 32k 4.51 -> 4.53.
+        if (cc == 90 && rows <= 16 && p.head_dim > 112 && p.head_dim <= 128 && p.seqlen_k > 8192)
             out.push_back({16, 128, 4, 2, "split"});
+        // At d 193-256 the one row warp's ring takes 2 stages there (128 KB) rather than 3 (measured at d 256: 8 KV
+        // heads, B 16 32k, one
+        // token / 4 causal tokens 4.51 / 4.52 -> 4.54 / 4.53, B 64 32k one token 4.47 -> 4.58.
+        if (cc == 90 && rows <= 16 && p.head_dim > 192 && p.seqlen_k > 8192) out.push_back({16, 64, 4, 2, "split"});
         // Keys per key warp and step: 16, or 32 where a 16-key tile is small (d <= 64: 4 KB of K and V) or the key
         // warps few.
         const int warp_n = p.head_dim <= 64 ? 32 : 16;
