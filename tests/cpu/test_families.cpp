@@ -69,6 +69,10 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     CHECK(default_tile_config(90, {DType::bf16, 96, true, 1, 16384, 4}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(default_tile_config(90, {DType::bf16, 256, true, 4, 16384, 4}) == TileConfig{16, 64, 4, 2, "split"});
     CHECK(default_tile_config(90, {DType::bf16, 256, true, 1, 8192, 4}) == TileConfig{16, 64, 4, 3, "split"});
+    // d 64: 8 key warps of 32 keys in 2 stages there; the general rule's 4 in 4 up to 8k keys and on sm_80.
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 1, 16384, 1}) == TileConfig{16, 256, 8, 2, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 1, 8192, 1}) != TileConfig{16, 256, 8, 2, "split"});
+    CHECK(default_tile_config(80, {DType::bf16, 64, false, 1, 16384, 1}) == TileConfig{16, 128, 4, 4, "split"});
     CHECK(default_tile_config(80, {DType::bf16, 128, true, 1, 16384, 8}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(default_tile_config(80, {DType::bf16, 128, true, 1, 4096, 8}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(tile(128, 4, 8) == TileConfig{32, 64, 8, 4, "split"});           // 32 rows: 2 row warps x 4 key warps
@@ -77,6 +81,9 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     for (int d : {120, 128})
         CHECK(default_tile_config(90, {DType::bf16, d, false, 1, 16384, 32}) == TileConfig{32, 64, 4, 4, "split"});
     CHECK(default_tile_config(80, {DType::bf16, 128, false, 1, 16384, 32}) == TileConfig{32, 64, 8, 4, "split"});
+    // At d 256: 2 key warps of 16 keys in 4 stages; 4 causal tokens of 8-head groups (32 rows) keep the general rule.
+    CHECK(default_tile_config(90, {DType::bf16, 256, false, 1, 16384, 32}) == TileConfig{32, 32, 4, 4, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 256, true, 4, 16384, 8}) == TileConfig{32, 64, 8, 3, "split"});
     CHECK(default_tile_config(90, {DType::bf16, 96, false, 1, 16384, 32}) == TileConfig{32, 64, 8, 4, "split"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 4, 16384, 8}) != TileConfig{32, 64, 4, 4, "split"});
     CHECK(tile(96, 4, 32) == TileConfig{128, 32, 8, 4, "split"});          // MQA: 8 row warps of 16 rows, 1 key warp

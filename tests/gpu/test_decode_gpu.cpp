@@ -288,6 +288,12 @@ TEST_CASE("decode: head dims, tiles and key lengths", "[decode]") {
         }
         for (const TileConfig& tile : {TileConfig{}, TileConfig{16, 64, 4, 2, "split"}})
             check_case({2, 8, 2, 1, 12000, 256, false, Layout::bhsd, tile, {12000, 9001}}, DType::bf16, rng);
+        // d 64 there (16x256w8s2) and one token of MQA at d 256 (32x32w4s4), chosen and forced.
+        for (const TileConfig& tile : {TileConfig{}, TileConfig{16, 256, 8, 2, "split"}})
+            check_case({3, 8, 8, 1, 11000, 64, false, Layout::bshd, tile, random_lengths(3, 11000, rng)}, DType::f16,
+                       rng);
+        for (const TileConfig& tile : {TileConfig{}, TileConfig{32, 32, 4, 4, "split"}})
+            check_case({2, 32, 1, 1, 10000, 256, false, Layout::bshd, tile, {10000, 7001}}, DType::bf16, rng);
     });
 }
 

@@ -4,6 +4,7 @@
 // "16x64w4s4-split": packed query rows x keys per block step, warps, the depth of each warp's K/V ring.
 #include <fmt/format.h>
 
+#include <optional>
 #include <vector>
 
 #include "attention/families/split_kv.hpp"
@@ -11,6 +12,30 @@
 
 namespace fa_jit::families {
 namespace {
+
+// Past 8k keys on sm_90 each block streams long runs of keys, and these tiles lead there: mostly fewer, wider key
+// tiles per key warp in rings of 128 KB. H200, bf16, alternating forced-tile passes, KV TB/s, 32 query heads
+// (bench/NOTES.md, "One token of MQA on 2 key warps", "One row warp on 32 keys per key warp"; fp16 alike where
+// timed). None where the general rule below leads.
+std::optional<TileConfig> long_run_tile(int head_dim, int rows, int seqlen_q) {
+    // One row warp (up to 16 packed rows). d 64: 8 key warps of 32 keys in 2 stages against 4 in 4 (32 KV heads, B 1
+    // 128k 4.38 -> 4.45; 8 KV heads, B 16 128k 4.55 -> 4.64, B 64 32k 4.60 -> 4.64). d 128: 4 key warps of 32 keys in
+    // 2 stages against 16 keys in 4 (+0.4-1.8 % over groups of 1-8, one token and 4 causal, B 1-64). d 256: 2 stages
+    // against 3 (8 KV heads, 32k: B 16 4.51 -> 4.54, B 64 4.47 -> 4.58).
+    if (rows <= 16) {
+        if (head_dim > 56 && head_dim <= 64) return TileConfig{16, 256, 8, 2, "split"};
+        if (head_dim > 112 && head_dim <= 128) return TileConfig{16, 128, 4, 2, "split"};
+        if (head_dim > 192) return TileConfig{16, 64, 4, 2, "split"};
+    }
+    // One token of MQA (32 rows). d 128: 2 key warps of 32 keys against 4 of 16 (B 16 128k and B 64 32k 4.33 ->
+    // 4.41; short runs lose, as do 4 causal tokens of 32 rows). d 256: 2 key warps of 16 keys in 4 stages against 4
+    // in 3 (255 registers either way; B 64 32k 4.38 -> 4.49, B 16 128k 4.37 -> 4.50).
+    if (rows > 16 && rows <= 32 && seqlen_q == 1) {
+        if (head_dim > 112 && head_dim <= 128) return TileConfig{32, 64, 4, 4, "split"};
+        if (head_dim > 192) return TileConfig{32, 32, 4, 4, "split"};
+    }
+    return std::nullopt;
+}
 
 class DecodeFamily final : public SplitKvFamily {
 public:
@@ -45,6 +70,7 @@ public:
     // loads where blocks are short.
     // H200, bf16, 3 against 4 stages (bench/NOTES.md, "Ring depth and blocks per SM"): 4k keys +0-2 % at d 128
     // (B 64, GQA 8, 4 tokens: 4.36 against 4.30 TB/s), +1-6 % at d 64; 32k and 128k keys at B 64 -1-2 %.
+    // Past 8k keys on sm_90, long_run_tile() first where it names one.
     std::vector<TileConfig> preferred_tiles(int cc, const ProblemClass& p) const override {
         const int rows = packed_rows(p.seqlen_q, p.group_size);
         int block_m = 16;
@@ -52,23 +78,8 @@ public:
             if (block_m < rows) block_m = m;
         const int row_warps = decode_layout::row_warps(block_m, p.head_dim);
         std::vector<TileConfig> out;
-        // One token of 32 query heads per KV head (MQA) at d 113-128 past 8k keys: 2 key warps of 32 keys, 4 warps
-        // in all, where each block streams long runs of keys (H200, bf16 / fp16, 128 KB rings both: B 16 128k and
-        // B 64 32k, 8 / 2 splits, 4.41 against 4.33 TB/s with 4 key warps of 16). Short runs lose: B 1 128k (128
-        // splits) -3-4 %, B 16 4k -5 %; so do d 64 and 256 (-2-3 %) and 4 tokens of GQA 8 (32 rows: -1-4 % at B 64).
-        if (cc == 90 && p.seqlen_q == 1 && rows == 32 && p.head_dim > 112 && p.head_dim <= 128 && p.seqlen_k > 8192)
-            out.push_back({32, 64, 4, 4, "split"});
-        // One row warp (up to 16 packed rows) there: 4 key warps of 32 keys in 2 stages (128 KB, as 16 keys in 4).
-        // H200, bf16, three alternating passes, KV TB/s against 16x64w4s4: 32 query heads over 8 KV heads, B 16,
-        // one token 128k 4.50 -> 4.56, 32k 4.45 -> 4.52, 4 causal tokens 128k / 32k 4.49 / 4.43 -> 4.56 / 4.50;
-        // B 64 32k 4.53 -> 4.58; B 1 128k 4.16 -> 4.21; 64 heads over 8, B 16 128k 4.49 -> 4.56; 32 KV heads,
-        // B 1 128k / 32k 4.40 / 4.16 -> 4.46 / 4.21, B 16 32k 4.51 -> 4.53.
-        if (cc == 90 && rows <= 16 && p.head_dim > 112 && p.head_dim <= 128 && p.seqlen_k > 8192)
-            out.push_back({16, 128, 4, 2, "split"});
-        // At d 193-256 the one row warp's ring takes 2 stages there (128 KB) rather than 3 (measured at d 256: 8 KV
-        // heads, B 16 32k, one
-        // token / 4 causal tokens 4.51 / 4.52 -> 4.54 / 4.53, B 64 32k one token 4.47 -> 4.58.
-        if (cc == 90 && rows <= 16 && p.head_dim > 192 && p.seqlen_k > 8192) out.push_back({16, 64, 4, 2, "split"});
+        if (cc == 90 && p.seqlen_k > 8192)
+            if (const auto t = long_run_tile(p.head_dim, rows, p.seqlen_q)) out.push_back(*t);
         // Keys per key warp and step: 16, or 32 where a 16-key tile is small (d <= 64: 4 KB of K and V) or the key
         // warps few.
         const int warp_n = p.head_dim <= 64 ? 32 : 16;
