@@ -119,6 +119,12 @@ class FaJit:
         if self.extensible:
             self.lib.fa_jit_attention_workspace_size.restype = ctypes.c_int
             self.lib.fa_jit_attention_workspace_size.argtypes = [ctypes.POINTER(Args), ctypes.POINTER(ctypes.c_uint64)]
+        self.has_choice = hasattr(self.lib, "fa_jit_attention_choice")
+        if self.has_choice:
+            self.lib.fa_jit_attention_choice.restype = ctypes.c_int
+            self.lib.fa_jit_attention_choice.argtypes = [
+                ctypes.POINTER(Args), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+                ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint64)]
 
     def args(self, q, k, v, o, causal, dtype_code, seqused_k=None, num_splits=0, window=None, softcap=0.0,
              alibi_slopes=None):
@@ -171,6 +177,19 @@ class FaJit:
         if self.lib.fa_jit_attention_workspace_size(ctypes.byref(a), ctypes.byref(n)) != 0:
             raise RuntimeError(f"fa_jit_attention_workspace_size: {self.lib.fa_jit_last_error().decode()}")
         return n.value
+
+
+    def choice(self, q, k, v, o, causal, dtype_code, **kwargs):
+        """fa_jit_attention_choice() of these arguments: (family, tile, splits), or None for a library without it."""
+        if not self.has_choice:
+            return None
+        family, tile = ctypes.create_string_buffer(64), ctypes.create_string_buffer(64)
+        splits, n = ctypes.c_int32(0), ctypes.c_uint64(0)
+        a = self.args(q, k, v, o, causal, dtype_code, **kwargs)
+        if self.lib.fa_jit_attention_choice(ctypes.byref(a), family, tile, 64, ctypes.byref(splits),
+                                            ctypes.byref(n)) != 0:
+            raise RuntimeError(f"fa_jit_attention_choice: {self.lib.fa_jit_last_error().decode()}")
+        return family.value.decode(), tile.value.decode(), splits.value
 
 
 def reference_rows(q, k, v, causal, rows):
@@ -653,6 +672,9 @@ def run_decode_row(args, builds, fa4, dtype_name, shape, used_lengths=None):
         try:
             qh, kh, vh = views[0]
             row[f"{key}_workspace_bytes"] = fa.workspace_size(qh, kh, vh, oh, causal, code, seqused_k=used)
+            chosen = fa.choice(qh, kh, vh, oh, causal, code, seqused_k=used)
+            if chosen:
+                row[f"{key}_family"], row[f"{key}_tile"], row[f"{key}_splits"] = chosen
             o.fill_(float("nan"))
             fa(qh, kh, vh, oh, causal, code, seqused_k=used)
             torch.cuda.synchronize()
@@ -723,7 +745,8 @@ def decode_line(row, names):
 def decode_table(rows, names, title):
     keys = [n if n != "fa-jit" else "fa_jit" for n in names]
     head = (f"{'B':>3s} {'Hkv':>4s} {'Nq':>3s} {'Nk':>7s} {'d':>4s} {'KV GB':>6s} " +
-            " ".join(f"{n:>9s}" for n in names) + f" {'best':>9s} {'ratio':>6s} {'err':>8s}  ({title}, KV TB/s)")
+            " ".join(f"{n:>9s}" for n in names) + f" {'best':>9s} {'ratio':>6s} {'err':>8s}  {'tile / splits':>22s}"
+            f"  ({title}, KV TB/s)")
     lines = [head]
     for r in rows:
         c = "c" if r["causal"] else ""
@@ -732,7 +755,8 @@ def decode_table(rows, names, title):
         ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "-"
         err = r.get("fa_jit_rel_err")
         line += f" {r.get('best_peer') or '-':>9s} {ratio:>6s} {err if err is not None else float('nan'):8.1e}"
-        lines.append(line)
+        chosen = f"{r['fa_jit_tile']} / {r['fa_jit_splits']}" if r.get("fa_jit_tile") else "-"
+        lines.append(line + f"  {chosen:>22s}")
     return "\n".join(lines)
 
 

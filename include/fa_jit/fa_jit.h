@@ -3,6 +3,7 @@
 #ifndef FA_JIT_H
 #define FA_JIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -85,6 +86,14 @@ static inline void fa_jit_attention_args_init(fa_jit_attention_args* args) {
 
 /* The device workspace bytes fa_jit_attention(args) needs on the current device, in *bytes. */
 FA_JIT_C_API fa_jit_status fa_jit_attention_workspace_size(const fa_jit_attention_args* args, uint64_t* bytes);
+
+/* What fa_jit_attention(args) runs on the current device, compiling nothing: the kernel family and tile, written
+ * NUL-terminated into `family` and `tile` (e.g. "decode", "16x128w4s2-split"; `capacity` bytes each, 64 hold every
+ * name; "" for a problem with no elements), the split-KV blocks per (sequence, KV head) (1 where the family does not
+ * split) and the workspace bytes. Outputs may be NULL; a name longer than capacity - 1 is an error naming
+ * "capacity". */
+FA_JIT_C_API fa_jit_status fa_jit_attention_choice(const fa_jit_attention_args* args, char* family, char* tile,
+                                                   size_t capacity, int32_t* num_splits, uint64_t* workspace_bytes);
 
 /* Runs attention on `stream` (a CUstream / cudaStream_t; NULL for the default stream). */
 FA_JIT_C_API fa_jit_status fa_jit_attention(const fa_jit_attention_args* args, void* stream);

@@ -12,6 +12,7 @@
 
 #include "fa_jit/attention.hpp"
 #include "fa_jit/fa_jit.h"
+#include "fa_jit/tuning.hpp"
 
 namespace {
 
@@ -183,6 +184,29 @@ fa_jit_status fa_jit_attention_workspace_size(const fa_jit_attention_args* args,
         if (!args) throw fa_jit::InvalidArgument("args", "a pointer to fa_jit_attention_args", "NULL");
         if (!bytes) throw fa_jit::InvalidArgument("bytes", "a pointer to a uint64_t", "NULL");
         *bytes = fa_jit::attention_workspace_size(to_args(read_args(args)));
+    });
+}
+
+fa_jit_status fa_jit_attention_choice(const fa_jit_attention_args* args, char* family, char* tile, size_t capacity,
+                                      int32_t* num_splits, uint64_t* workspace_bytes) {
+    for (char* out : {family, tile})
+        if (out && capacity > 0) out[0] = '\0';
+    if (num_splits) *num_splits = 0;
+    if (workspace_bytes) *workspace_bytes = 0;
+    return guarded([&] {
+        const fa_jit::AttentionChoice choice = fa_jit::attention_choice(to_args(read_args(args)));
+        const std::string tile_name = choice.tile.empty() ? std::string() : choice.tile.to_string();
+        const auto write = [capacity](char* out, const std::string& name) {
+            if (!out) return;
+            if (name.size() >= capacity)
+                throw fa_jit::InvalidArgument("capacity", "at least " + std::to_string(name.size() + 1) + " bytes",
+                                              std::to_string(capacity));
+            std::memcpy(out, name.c_str(), name.size() + 1);
+        };
+        write(family, choice.family);
+        write(tile, tile_name);
+        if (num_splits) *num_splits = choice.num_splits;
+        if (workspace_bytes) *workspace_bytes = choice.workspace_bytes;
     });
 }
 

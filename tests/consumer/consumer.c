@@ -19,6 +19,7 @@ int main(void) {
     args.head_dim = 999;
     failures += rejected(fa_jit_attention(&args, NULL), "'head_dim'");
     failures += rejected(fa_jit_attention_workspace_size(NULL, &bytes), "'args'");
+    failures += rejected(fa_jit_attention_choice(&args, NULL, NULL, 0, NULL, NULL), "'head_dim'");
 
     /* A struct set to zero with memset has struct_size 0: not initialized, and rejected as such. */
     memset(&args, 0, sizeof args);

@@ -185,6 +185,20 @@ TEST_CASE("C entry points name a NULL argument", "[c_api]") {
     CHECK(bytes == 0);
     CHECK(fa_jit_attention_workspace_size(&a, nullptr) == FA_JIT_ERROR_INVALID_ARGUMENT);
     CHECK_THAT(fa_jit_last_error(), Catch::StartsWith("invalid argument 'bytes'"));
+    // The choice clears its outputs first, and checks the arguments before asking for a device.
+    char family[64] = "stale", tile[64] = "stale";
+    int32_t splits = 7;
+    CHECK(fa_jit_attention_choice(nullptr, family, tile, sizeof family, &splits, &bytes) ==
+          FA_JIT_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(fa_jit_last_error(), Catch::StartsWith("invalid argument 'args'"));
+    CHECK(std::string(family).empty());
+    CHECK(std::string(tile).empty());
+    CHECK(splits == 0);
+    CHECK(bytes == 0);
+    a.head_dim = 999;
+    CHECK(fa_jit_attention_choice(&a, family, tile, sizeof family, &splits, nullptr) == FA_JIT_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(fa_jit_last_error(), Catch::Contains("'head_dim'"));
+    a.head_dim = 0;
     // The layout helpers fill the strides, and take NULL as a no-op.
     a.heads_q = 8, a.heads_kv = 2, a.seqlen_q = 1, a.seqlen_k = 100, a.head_dim = 64;
     fa_jit_layout_bshd(&a);

@@ -9,6 +9,7 @@
 
 #include "attention/metadata_check.hpp"
 #include "driver/driver_api.hpp"
+#include "fa_jit/fa_jit.h"
 #include "support/gpu_cases.hpp"
 
 using namespace fa_jit;
@@ -558,4 +559,33 @@ TEST_CASE("decode: FA_JIT_CHECK=1 names the first bad seqused_k entry", "[decode
     CHECK_NOTHROW(attention(a, nullptr));
     set_metadata_checks(false);
     synchronize();
+}
+
+// The C ABI's fa_jit_attention_choice names what attention_choice() does, and refuses a buffer too small for a name.
+TEST_CASE("decode: the C choice matches attention_choice", "[decode]") {
+    current_device();
+    DeviceBuffer buffer(1 << 20);
+    fa_jit_attention_args c;
+    fa_jit_attention_args_init(&c);
+    c.q = c.k = c.v = c.o = buffer.get();
+    c.dtype = FA_JIT_BF16;
+    c.batch = 2, c.heads_q = 32, c.heads_kv = 8, c.seqlen_q = 1, c.seqlen_k = 1000, c.head_dim = 128;
+    fa_jit_layout_bshd(&c);
+    AttentionArgs a;
+    a.q = a.k = a.v = a.o = buffer.get();
+    a.dtype = DType::bf16;
+    a.batch = 2, a.heads_q = 32, a.heads_kv = 8, a.seqlen_q = 1, a.seqlen_k = 1000, a.head_dim = 128;
+    a.layout_bshd();
+    const AttentionChoice expected = attention_choice(a);
+    char family[64], tile[64];
+    int32_t splits = 0;
+    uint64_t bytes = 0;
+    REQUIRE(fa_jit_attention_choice(&c, family, tile, sizeof family, &splits, &bytes) == FA_JIT_SUCCESS);
+    CHECK(family == expected.family);
+    CHECK(tile == expected.tile.to_string());
+    CHECK(splits == expected.num_splits);
+    CHECK(bytes == expected.workspace_bytes);
+    CHECK(std::string(family) == "decode");
+    CHECK(fa_jit_attention_choice(&c, family, tile, 4, nullptr, nullptr) == FA_JIT_ERROR_INVALID_ARGUMENT);
+    CHECK_THAT(fa_jit_last_error(), Catch::StartsWith("invalid argument 'capacity'"));
 }
