@@ -564,15 +564,16 @@ TEST_CASE("decode: FA_JIT_CHECK=1 names the first bad seqused_k entry", "[decode
 // The C ABI's fa_jit_attention_choice names what attention_choice() does, and refuses a buffer too small for a name.
 TEST_CASE("decode: the C choice matches attention_choice", "[decode]") {
     current_device();
-    DeviceBuffer buffer(1 << 20);
+    // Nothing runs, so the tensors stay unwritten; they are distinct and as large as the arguments say.
+    DeviceBuffer q(2 * 32 * 128 * 2), o(2 * 32 * 128 * 2), k(2 * 1000 * 8 * 128 * 2), v(2 * 1000 * 8 * 128 * 2);
     fa_jit_attention_args c;
     fa_jit_attention_args_init(&c);
-    c.q = c.k = c.v = c.o = buffer.get();
+    c.q = q.get(), c.k = k.get(), c.v = v.get(), c.o = o.get();
     c.dtype = FA_JIT_BF16;
     c.batch = 2, c.heads_q = 32, c.heads_kv = 8, c.seqlen_q = 1, c.seqlen_k = 1000, c.head_dim = 128;
     fa_jit_layout_bshd(&c);
     AttentionArgs a;
-    a.q = a.k = a.v = a.o = buffer.get();
+    a.q = q.get(), a.k = k.get(), a.v = v.get(), a.o = o.get();
     a.dtype = DType::bf16;
     a.batch = 2, a.heads_q = 32, a.heads_kv = 8, a.seqlen_q = 1, a.seqlen_k = 1000, a.head_dim = 128;
     a.layout_bshd();
