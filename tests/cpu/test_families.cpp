@@ -68,7 +68,11 @@ TEST_CASE("decode tiles pack every query row of a KV head where the registers al
     CHECK(default_tile_config(90, {DType::bf16, 120, true, 4, 16384, 4}) == TileConfig{16, 128, 4, 2, "split"});
     CHECK(default_tile_config(90, {DType::bf16, 96, true, 1, 16384, 4}) == TileConfig{16, 64, 4, 4, "split"});
     CHECK(default_tile_config(90, {DType::bf16, 256, true, 4, 16384, 4}) == TileConfig{16, 64, 4, 2, "split"});
-    CHECK(default_tile_config(90, {DType::bf16, 256, true, 1, 8192, 4}) == TileConfig{16, 64, 4, 3, "split"});
+    // d 193-256 take 2 stages up to 8k keys too; sm_80 fits no more.
+    CHECK(default_tile_config(90, {DType::bf16, 256, true, 1, 8192, 4}) == TileConfig{16, 64, 4, 2, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 200, true, 4, 4096, 4}) == TileConfig{16, 64, 4, 2, "split"});
+    CHECK(default_tile_config(90, {DType::bf16, 192, true, 1, 4096, 4}) == TileConfig{16, 64, 4, 3, "split"});
+    CHECK(default_tile_config(80, {DType::bf16, 256, true, 1, 4096, 4}) == TileConfig{16, 64, 4, 2, "split"});
     // d 64: 8 key warps of 32 keys in 2 stages there; the general rule's 4 in 4 up to 8k keys and on sm_80.
     CHECK(default_tile_config(90, {DType::bf16, 64, false, 1, 16384, 1}) == TileConfig{16, 256, 8, 2, "split"});
     CHECK(default_tile_config(90, {DType::bf16, 64, false, 1, 8192, 1}) != TileConfig{16, 256, 8, 2, "split"});

@@ -289,6 +289,9 @@ TEST_CASE("decode: head dims, tiles and key lengths", "[decode]") {
         }
         for (const TileConfig& tile : {TileConfig{}, TileConfig{16, 64, 4, 2, "split"}})
             check_case({2, 8, 2, 1, 12000, 256, false, Layout::bhsd, tile, {12000, 9001}}, DType::bf16, rng);
+        // d 193-256 with one row warp take 2 stages at any length (16x64w4s2): 4 causal tokens of groups of 4, ragged.
+        check_case({3, 8, 2, 4, 4000, 200, true, Layout::padded, {}, random_lengths(3, 4000, rng)}, DType::bf16, rng);
+        check_case({2, 8, 2, 1, 3000, 256, false, Layout::bshd, {}, {3000, 1}}, DType::f16, rng);
         // d 64 there (16x256w8s2) and one token of MQA at d 256 (32x32w4s4), chosen and forced.
         for (const TileConfig& tile : {TileConfig{}, TileConfig{16, 256, 8, 2, "split"}})
             check_case({3, 8, 8, 1, 11000, 64, false, Layout::bshd, tile, random_lengths(3, 11000, rng)}, DType::f16,

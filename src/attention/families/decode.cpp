@@ -20,12 +20,11 @@ namespace {
 std::optional<TileConfig> long_run_tile(int head_dim, int rows, int seqlen_q) {
     // One row warp (up to 16 packed rows). d 64: 8 key warps of 32 keys in 2 stages against 4 in 4 (32 KV heads, B 1
     // 128k 4.38 -> 4.45; 8 KV heads, B 16 128k 4.55 -> 4.64, B 64 32k 4.60 -> 4.64). d 128: 4 key warps of 32 keys in
-    // 2 stages against 16 keys in 4 (+0.4-1.8 % over groups of 1-8, one token and 4 causal, B 1-64). d 256: 2 stages
-    // against 3 (8 KV heads, 32k: B 16 4.51 -> 4.54, B 64 4.47 -> 4.58).
+    // 2 stages against 16 keys in 4 (+0.4-1.8 % over groups of 1-8, one token and 4 causal, B 1-64). (d 193-256 take
+    // 2 stages at every length: one_row_warp_stages().)
     if (rows <= 16) {
         if (head_dim > 56 && head_dim <= 64) return TileConfig{16, 256, 8, 2, "split"};
         if (head_dim > 112 && head_dim <= 128) return TileConfig{16, 128, 4, 2, "split"};
-        if (head_dim > 192) return TileConfig{16, 64, 4, 2, "split"};
     }
     // One token of MQA (32 rows). d 128: 2 key warps of 32 keys against 4 of 16 (B 16 128k and B 64 32k 4.33 ->
     // 4.41; short runs lose, as do 4 causal tokens of 32 rows). d 256: 2 key warps of 16 keys in 4 stages against 4
@@ -35,6 +34,18 @@ std::optional<TileConfig> long_run_tile(int head_dim, int rows, int seqlen_q) {
         if (head_dim > 192) return TileConfig{32, 32, 4, 4, "split"};
     }
     return std::nullopt;
+}
+
+// Ring depths to try in order for one row warp on sm_90. Up to 8k keys 3 before 4: two blocks of 3 stages fit an SM
+// (not in sm_80's 164 KB), and one's prologue and epilogue hide behind the other's loads where blocks are short.
+// H200, bf16, 3 against 4 stages (bench/NOTES.md, "Ring depth and blocks per SM"): 4k keys +0-2 % at d 128 (B 64, GQA
+// 8, 4 tokens: 4.36 against 4.30 TB/s), +1-6 % at d 64; 32k and 128k keys at B 64 -1-2 %. d 193-256: 2 stages at
+// every length, since no two blocks fit there anyway (8 KV heads: 32k B 16 4.51 -> 4.54, B 64 4.47 -> 4.58; 4k B 64
+// 4.35 -> 4.43, 4 causal tokens B 64 4.29 -> 4.34, B 16 4.10 -> 4.13; "d 256 in 2 stages").
+std::vector<int> one_row_warp_stages(int head_dim, int seqlen_k) {
+    if (head_dim > 192) return {2, 3, 4};
+    if (seqlen_k <= 8192) return {3, 4, 2};
+    return {4, 3, 2};
 }
 
 class DecodeFamily final : public SplitKvFamily {
@@ -65,12 +76,8 @@ public:
     }
     // Rows: the smallest tile holding every packed row of a KV head (a smaller one reads the group's K/V once per row
     // tile), up to 128. Keys: 4 key warps, else 2 or 1 of 32 keys each, whichever keeps the block at most 8 warps;
-    // the deepest ring that fits (4: three tiles in flight per key warp), but on Hopper 3 for one row warp up to 8k
-    // keys: two such blocks fit an SM (not in sm_80's 164 KB), and one's prologue and epilogue hide behind the other's
-    // loads where blocks are short.
-    // H200, bf16, 3 against 4 stages (bench/NOTES.md, "Ring depth and blocks per SM"): 4k keys +0-2 % at d 128
-    // (B 64, GQA 8, 4 tokens: 4.36 against 4.30 TB/s), +1-6 % at d 64; 32k and 128k keys at B 64 -1-2 %.
-    // Past 8k keys on sm_90, long_run_tile() first where it names one.
+    // the deepest ring that fits (4: three tiles in flight per key warp), but on Hopper one_row_warp_stages() for one
+    // row warp. Past 8k keys on sm_90, long_run_tile() first where it names one.
     std::vector<TileConfig> preferred_tiles(int cc, const ProblemClass& p) const override {
         const int rows = packed_rows(p.seqlen_q, p.group_size);
         int block_m = 16;
@@ -84,7 +91,7 @@ public:
         // warps few.
         const int warp_n = p.head_dim <= 64 ? 32 : 16;
         const std::vector<int> stage_order =
-            row_warps == 1 && cc == 90 && p.seqlen_k <= 8192 ? std::vector<int>{3, 4, 2} : std::vector<int>{4, 3, 2};
+            row_warps == 1 && cc == 90 ? one_row_warp_stages(p.head_dim, p.seqlen_k) : std::vector<int>{4, 3, 2};
         for (int key_warps : {4, 2, 1})
             for (int stages : stage_order) {
                 const TileConfig t{block_m, key_warps * (key_warps == 4 ? warp_n : 32), row_warps * key_warps, stages,
