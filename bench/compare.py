@@ -4,7 +4,7 @@
 fa-jit is called through its C ABI (ctypes) on tensors torch allocated, on torch's current stream; every
 implementation is timed with CUDA events (median of many repetitions after warm-up, rotating input sets so L2 does
 not flatter) and checked against a reference before it is timed. A prefill row interleaves the calls of every build
-and peer (time_interleaved), so that all run under the same clock.
+and peer of similar speed (time_interleaved), so that they run under the same clock.
 
     python3 bench/compare.py --lib build/libfa_jit.so [--dtype fp32 bf16 fp16] [--head-dims 64 128 256]
                              [--quick] [--json out.json] [--baseline-lib old/libfa_jit.so.0]
@@ -54,6 +54,7 @@ import ctypes
 import json
 import math
 import os
+import random
 import site
 import statistics
 import sys
@@ -234,41 +235,76 @@ def check(fa, sets, o, causal, code, ref, rows, peer_err, tol):
     return err, ok
 
 
+SPEED_GROUP = 1.3  # contenders whose calls take up to this times the fastest one's are interleaved together
+
+
+def speed_groups(ms_per_call):
+    """Names grouped by speed, fastest first: each group's calls take up to SPEED_GROUP times its fastest member's."""
+    groups = []
+    for name in sorted(ms_per_call, key=ms_per_call.get):
+        if groups and ms_per_call[name] <= SPEED_GROUP * ms_per_call[groups[-1][0]]:
+            groups[-1].append(name)
+        else:
+            groups.append([name])
+    return groups
+
+
 def time_interleaved(contenders, args):
-    """Median ms per call of each contender (name -> (fn, input sets), fn taking q, k, v), their calls interleaved:
-    after `args.warmup` calls of each, `args.reps` x `args.rounds` passes call every contender once between CUDA
-    events, each pass in another rotation of their order (reversed every other cycle), so that all of them run in the
-    same seconds and none always follows the same one. Under sustained tensor-core load an H200 holds its 700 W cap
-    by lowering the SM clock (bench/NOTES.md, "Power"): timed one after another, a contender that follows a slow,
-    low-power one starts at a higher clock than the rest. A contender that raises RuntimeError (a backend without
-    this dtype or shape) gets None."""
-    names = []
+    """Median ms per call of each contender (name -> (fn, input sets), fn taking q, k, v), their calls interleaved.
+
+    Under sustained tensor-core load an H200 holds its 700 W cap by lowering the SM clock (bench/NOTES.md, "Power"),
+    so a call that follows a slow, low-power one starts at a higher clock than one that follows a fast one. Hence:
+    after `args.warmup` calls of each (the last ones timed to learn its speed), contenders are split into groups of
+    similar speed (each call within SPEED_GROUP of the group's fastest); each group is timed on its own, `args.reps`
+    x `args.rounds` passes that call every member once between CUDA events, each pass in a fresh random order
+    (seeded), so that every member follows every other about equally often. A slow peer (SDPA's efficient backend
+    at a third of the rate) then neither lifts the clock for whichever contender always came next nor shares its
+    seconds with the fast ones. `args.timing == "rotate"` restores the earlier scheme (all contenders in one group,
+    each pass a rotation of one fixed order, reversed every other cycle), under which each contender had only two
+    neighbours ("compare.py's interleaving favoured FA4" in bench/NOTES.md). A contender that raises RuntimeError
+    (a backend without this dtype or shape) gets None."""
+    speed = {}
     for name, (fn, sets) in contenders.items():
         try:
-            for i in range(args.warmup):
+            times = []
+            for i in range(max(2, args.warmup)):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
                 fn(*sets[i % len(sets)])
-            names.append(name)
+                end.record()
+                times.append((start, end))
+            torch.cuda.synchronize()
+            speed[name] = statistics.median(s.elapsed_time(e) for s, e in times[1:])
         except RuntimeError:
             pass
-    events = {name: [] for name in names}
-    if not names:
-        return {name: None for name in contenders}
-    torch.cuda.synchronize()
-    torch.cuda._sleep(int(sleep_cycles_per_ms() * 20))  # the host enqueues ahead of the GPU from the first call
-    calls = 0
-    for i in range(args.reps * max(1, args.rounds)):
-        order = names[i % len(names):] + names[:i % len(names)]
-        for name in order[::-1] if (i // len(names)) % 2 else order:
-            fn, sets = contenders[name]
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn(*sets[calls % len(sets)])  # consecutive calls read different inputs (none finds them in L2)
-            end.record()
-            events[name].append((start, end))
-            calls += 1
-    torch.cuda.synchronize()
-    return {name: statistics.median(s.elapsed_time(e) for s, e in events[name]) if name in events else None
-            for name in contenders}
+    result = {name: None for name in contenders}
+    if not speed:
+        return result
+    groups = [list(speed)] if getattr(args, "timing", "grouped") == "rotate" else speed_groups(speed)
+    rng = random.Random(0)
+    for names in groups:
+        events = {name: [] for name in names}
+        torch.cuda.synchronize()
+        torch.cuda._sleep(int(sleep_cycles_per_ms() * 20))  # the host enqueues ahead of the GPU from the first call
+        calls = 0
+        for i in range(args.reps * max(1, args.rounds)):
+            if getattr(args, "timing", "grouped") == "rotate":
+                order = names[i % len(names):] + names[:i % len(names)]
+                order = order[::-1] if (i // len(names)) % 2 else order
+            else:
+                order = rng.sample(names, len(names))
+            for name in order:
+                fn, sets = contenders[name]
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                fn(*sets[calls % len(sets)])  # consecutive calls read different inputs (none finds them in L2)
+                end.record()
+                events[name].append((start, end))
+                calls += 1
+        torch.cuda.synchronize()
+        for name in names:
+            result[name] = statistics.median(s.elapsed_time(e) for s, e in events[name])
+    return result
 
 
 def run_dtype(args, fa, dtype_name, base=None, fa4=None):
@@ -860,6 +896,9 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--json", help="write the rows here")
     p.add_argument("--baseline-lib", help="a second fa-jit library to time beside --lib (e.g. an earlier commit's)")
+    p.add_argument("--timing", choices=["grouped", "rotate"], default="grouped",
+                   help="how interleaved rows order their calls (time_interleaved): grouped by speed, random order per "
+                        "pass (default), or rotate, the earlier fixed rotation of all contenders together")
     p.add_argument("--rounds", type=int, default=1,
                    help="timing rounds per row: decode rows time every build and peer once per round in a rotating "
                         "order; prefill rows interleave their calls, --reps x --rounds of each (median)")
