@@ -2,9 +2,10 @@
 
 Each modifier row runs beside plain attention of the same shape (16k tokens: batch 16384 / N, hidden 2048) and is
 counted in visible query-key pairs: TFLOP/s = 4 * d * pairs * batch * heads / time. "per pair" is fa-jit's rate with
-the modifier over its plain rate (full or causal alike; the two timed together, their calls interleaved), the figure
+the modifier over its plain rate (full or causal alike; the two timed in the same call of compare.time_interleaved:
+their calls interleaved where their speeds are within 1.3x, else each in a sustained run of its own), the figure
 that shows a window skipping the key tiles it does not reach and softcap / ALiBi costing little per pair. Peers, in
-the same process and the same interleaved timing: SDPA's efficient and cudnn backends on an explicit mask (windows:
+the same process and the same timing: SDPA's efficient and cudnn backends on an explicit mask (windows:
 bool; ALiBi: an additive bias in the query dtype, -inf where masked) and FlashAttention-4 where it has the modifier
 (window_size, softcap). Correctness first: the float64 reference with the
 modifiers on 256 random query rows, fa-jit's output poisoned with NaN beforehand.
@@ -126,7 +127,8 @@ def run_mods(args, fa, fa4, dtype_name):
             if not ok:
                 print(f"WRONG: fa-jit {row}", flush=True)
             # Timed together (compare.time_interleaved): fa-jit with the modifier, fa-jit's plain attention of the
-            # same mask (so that "per pair" compares two rates taken under one clock), and the peers.
+            # same mask (so that "per pair" compares two rates taken the same way, at the same power cap), and the
+            # peers.
             timers = {}
             if ok:
                 timers["fa_jit"] = (lambda call: call(), [(fa.bind(*s, o, m.causal, code, **kwargs),) for s in sets])

@@ -4,7 +4,7 @@ Causal prefill of 64k tokens packed without padding, in sequences whose lengths 
 hidden 2048, against a fixed-length batch of the same tokens at the mean length, on the same family. TFLOP/s count
 the visible pairs (n (n + 1) / 2 per causal sequence of n tokens): "vs fixed" is the packed rate over the fixed one.
 FlashAttention-4's flash_attn_varlen_func runs the same packed tensors when it imports. The three are timed together,
-their calls interleaved (compare.time_interleaved). Correctness first: float64
+their calls interleaved where their speeds are within 1.3x (compare.time_interleaved). Correctness first: float64
 on 128 random rows of three sequences, fa-jit's output poisoned with NaN beforehand.
 """
 import random
