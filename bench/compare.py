@@ -280,7 +280,8 @@ def time_interleaved(contenders, args):
     result = {name: None for name in contenders}
     if not speed:
         return result
-    groups = [list(speed)] if getattr(args, "timing", "grouped") == "rotate" else speed_groups(speed)
+    rotate = getattr(args, "timing", "grouped") == "rotate"
+    groups = [list(speed)] if rotate else speed_groups(speed)
     rng = random.Random(0)
     for names in groups:
         events = {name: [] for name in names}
@@ -288,7 +289,7 @@ def time_interleaved(contenders, args):
         torch.cuda._sleep(int(sleep_cycles_per_ms() * 20))  # the host enqueues ahead of the GPU from the first call
         calls = 0
         for i in range(args.reps * max(1, args.rounds)):
-            if getattr(args, "timing", "grouped") == "rotate":
+            if rotate:
                 order = names[i % len(names):] + names[:i % len(names)]
                 order = order[::-1] if (i // len(names)) % 2 else order
             else:
