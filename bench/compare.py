@@ -261,8 +261,9 @@ def time_interleaved(contenders, args):
     at a third of the rate) then neither lifts the clock for whichever contender always came next nor shares its
     seconds with the fast ones. `args.timing == "rotate"` restores the earlier scheme (all contenders in one group,
     each pass a rotation of one fixed order, reversed every other cycle), under which each contender had only two
-    neighbours ("compare.py's interleaving favoured FA4" in bench/NOTES.md). A contender that raises RuntimeError
-    (a backend without this dtype or shape) gets None."""
+    neighbours ("compare.py's interleaving favoured FA4" in bench/NOTES.md); `args.timing == "blocks"` times each
+    contender in blocks of its own instead (time_blocks). A contender that raises RuntimeError (a backend without this
+    dtype or shape) gets None."""
     speed = {}
     for name, (fn, sets) in contenders.items():
         try:
@@ -280,7 +281,10 @@ def time_interleaved(contenders, args):
     result = {name: None for name in contenders}
     if not speed:
         return result
-    rotate = getattr(args, "timing", "grouped") == "rotate"
+    timing = getattr(args, "timing", "grouped")
+    if timing == "blocks":
+        return time_blocks(contenders, speed, args)
+    rotate = timing == "rotate"
     groups = [list(speed)] if rotate else speed_groups(speed)
     rng = random.Random(0)
     for names in groups:
@@ -305,6 +309,38 @@ def time_interleaved(contenders, args):
         torch.cuda.synchronize()
         for name in names:
             result[name] = statistics.median(s.elapsed_time(e) for s, e in events[name])
+    return result
+
+
+BLOCK_LOG = []  # --timing blocks: each timed block's contender and wall-clock span, for matching to GPU clock samples
+
+
+def time_blocks(contenders, speed, args):
+    """Median ms per call of each contender, timed as the FlashAttention papers time: each contender's calls back to
+    back in a block of its own (`args.warmup` untimed calls, then `args.reps` timed ones), so that each runs at the
+    clock its own power draw settles at, as it would alone in an application; `args.rounds` rounds, the blocks in a
+    fresh random order each round (seeded). Each timed block's span goes to BLOCK_LOG (time.time(), after a
+    synchronize), so that a GPU clock trace taken beside the run (nvidia-smi -lms) can be split per contender."""
+    rng = random.Random(0)
+    events = {name: [] for name in speed}
+    for _ in range(max(1, args.rounds)):
+        for name in rng.sample(list(speed), len(speed)):
+            fn, sets = contenders[name]
+            for i in range(args.warmup):
+                fn(*sets[i % len(sets)])
+            torch.cuda.synchronize()
+            t0 = time.time()
+            for i in range(args.reps):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                fn(*sets[i % len(sets)])  # consecutive calls read different inputs (none finds them in L2)
+                end.record()
+                events[name].append((start, end))
+            torch.cuda.synchronize()
+            BLOCK_LOG.append({"name": name, "t0": t0, "t1": time.time()})
+    result = {name: None for name in contenders}
+    for name, pairs in events.items():
+        result[name] = statistics.median(s.elapsed_time(e) for s, e in pairs)
     return result
 
 
@@ -363,7 +399,10 @@ def run_dtype(args, fa, dtype_name, base=None, fa4=None):
                     with sdpa_kernel(PEERS[peer]):
                         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 timers[peer] = (sdpa_call, sets)
+        logged = len(BLOCK_LOG)
         ms = time_interleaved(timers, args)
+        if BLOCK_LOG[logged:]:
+            row["blocks"] = BLOCK_LOG[logged:]
         del bshd
         row["fa_jit_tflops"] = flops / ms["fa_jit"] / 1e9 if ms.get("fa_jit") else None
         if base:
@@ -897,9 +936,11 @@ def main():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--json", help="write the rows here")
     p.add_argument("--baseline-lib", help="a second fa-jit library to time beside --lib (e.g. an earlier commit's)")
-    p.add_argument("--timing", choices=["grouped", "rotate"], default="grouped",
-                   help="how interleaved rows order their calls (time_interleaved): grouped by speed, random order per "
-                        "pass (default), or rotate, the earlier fixed rotation of all contenders together")
+    p.add_argument("--timing", choices=["grouped", "rotate", "blocks"], default="grouped",
+                   help="how prefill rows order their calls (time_interleaved): grouped by speed, random order per "
+                        "pass (default); rotate, the earlier fixed rotation of all contenders together; blocks, each "
+                        "contender's calls back to back in a block of its own, blocks in random order per round "
+                        "(each at the clock its own power draw settles at)")
     p.add_argument("--rounds", type=int, default=1,
                    help="timing rounds per row: decode rows time every build and peer once per round in a rotating "
                         "order; prefill rows interleave their calls, --reps x --rounds of each (median)")
