@@ -215,7 +215,7 @@ def shapes(args, dtype_name):
     rows = []
     if dtype_name == "fp32":
         rows.append(("tutorial", 1, 96, 512, 128, False))
-    seqlens = [512, 2048, 16384] if args.quick else [512, 1024, 2048, 4096, 8192, 16384]
+    seqlens = args.seqlens or ([512, 2048, 16384] if args.quick else [512, 1024, 2048, 4096, 8192, 16384])
     for d in args.head_dims:
         for causal in (False, True):
             for n in seqlens:
@@ -910,6 +910,7 @@ def main():
     p.add_argument("--dtype", nargs="+", choices=DTYPES, help="default fp32 (--decode, --ragged: bf16 fp16)")
     p.add_argument("--head-dims", type=int, nargs="+", help="default 64 128 (--decode, --ragged: 128)")
     p.add_argument("--quick", action="store_true", help="fewer sequence lengths")
+    p.add_argument("--seqlens", type=kilo, nargs="+", help="the prefill rows' sequence lengths (16k tokens each)")
     p.add_argument("--decode", action="store_true", help="the decode rows instead of the prefill rows")
     p.add_argument("--ragged", action="store_true",
                    help="the ragged rows (seqused_k) instead of the prefill rows (with --decode: after them)")

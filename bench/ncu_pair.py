@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""fa-jit and FlashAttention-4 on the same inputs, one call each inside a profiler range, for Nsight Compute.
+
+    ncu --profile-from-start off --clock-control none --set full -o pair \\
+        python3 bench/ncu_pair.py --lib .carry/libfa_jit.so --head-dims 64 128 [--causal]
+
+Each row (bf16, the FlashAttention protocol's 16k row: B 1, H 2048 / d, N 16k) allocates Q, K, V once in FA4's
+BSHD layout, gives fa-jit BHSD views of the same memory, calls both once outside the range (compiling them) and
+once inside it, so that the report holds exactly one kernel of each per row, fa-jit's first. What the counters are
+for: where two kernels of about the same speed per clock differ in energy per FLOP (bench/NOTES.md, "Alone
+against interleaved"), the bytes each moves through DRAM, L2 and shared memory and the instructions it issues.
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import DTYPES, FaJit, Fa4  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lib", default="build/libfa_jit.so")
+    p.add_argument("--head-dims", type=int, nargs="+", default=[64, 128])
+    p.add_argument("--seqlen", type=int, default=16384)
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--fa4-site", default=os.environ.get("FA4_SITE", "/tmp/fa4site"))
+    args = p.parse_args()
+
+    fa, fa4 = FaJit(args.lib), Fa4(args.fa4_site, False)
+    if not fa4:
+        sys.exit(f"FlashAttention-4 not available: {fa4.why}")
+    dtype, code = DTYPES["bf16"]
+    calls = []
+    for d in args.head_dims:
+        b, h, n = 16384 // args.seqlen, 2048 // d, args.seqlen
+        q, k, v = (torch.randn(b, n, h, d, device="cuda", dtype=dtype) for _ in range(3))  # BSHD
+        o = torch.empty_like(q)
+        views = [x.transpose(1, 2) for x in (q, k, v, o)]  # [B, H, N, d] views of the same memory
+        calls.append((d, lambda views=views: fa(*views, args.causal, code),
+                      lambda q=q, k=k, v=v: fa4(q, k, v, args.causal)))
+    for _, run_fa, run_fa4 in calls:  # compile both, outside the profiled range
+        run_fa()
+        run_fa4()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    for d, run_fa, run_fa4 in calls:
+        run_fa()
+        run_fa4()
+        torch.cuda.synchronize()
+        print(f"profiled d {d}: fa-jit, then FlashAttention-4", flush=True)
+    torch.cuda.profiler.stop()
+
+
+if __name__ == "__main__":
+    main()
