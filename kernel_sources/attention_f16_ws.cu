@@ -172,6 +172,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // tile starts at its own key tile (tile::first_visit; a looping block gains nothing from it, bench/NOTES.md).
     constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged && !kSplit;
     const bool stagger = kStaggerable && one_tile;
+    // Query tiles that start at the same key tile (tile::first_visit): 1 spreads every block's reads; a larger group
+    // lets its blocks' requests for one tile reach L2 together (a knob for bench/kernel_ab.py, not yet measured).
+    constexpr int kStaggerGroup = 1;
     // Split-KV decode (kSplit): the block's packed rows, KV head, sequence and run of key tiles (tile/split_block.cuh).
     using Split = SplitBlock<kBlockM, kBlockN, kCausal, kMods, kVarlen, kPaged>;
     Split blk{};
@@ -249,7 +252,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // tile_at's extra tile (a causal head's odd tile count) has no rows
             const int n_block_max = kCausal && kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();
             if (n_block_max == 0) continue;
-            const int start = first_visit<kBlockM>(span, bi.m0, stagger);
+            const int start = first_visit<kBlockM, kStaggerGroup>(span, bi.m0, stagger);
             if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
                 mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
                 mbarrier::arrive_expect_tx(q_full, kQBytes);
@@ -383,7 +386,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             wgmma::fence_proxy_async();
         }
         const int n_block_max = kCausal && kTileLoop && m0 >= seqlen_q() ? 0 : span.count();  // as the producer's
-        const int start = first_visit<kBlockM>(span, m0, stagger);  // visits: span.visit(it, start)
+        const int start = first_visit<kBlockM, kStaggerGroup>(span, m0, stagger);  // visits: span.visit(it, start)
 
         float acc_o[kDBlocks][8][4];
         clear_accumulator(acc_o);

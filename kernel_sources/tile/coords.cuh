@@ -173,10 +173,13 @@ struct KeySpan {
 };
 // Where a query tile's visits start (KeySpan::visit). Where every query tile of a head visits the same keys (no causal
 // mask, no window), the blocks running at once would read one key tile at the same moment if each began with the last
-// tile: with `stagger`, query tile m begins m tiles earlier (modulo the count), so that they read different tiles.
-template <int kBlockM>
+// tile: with `stagger`, query tiles m of group m / kGroup begin that many tiles earlier (modulo the count), so that
+// the groups read different tiles while a group's kGroup blocks ask for each tile together (requests that reach L2
+// at once are served once: fewer L2 reads, less power; bench/NOTES.md, "Alone against interleaved").
+template <int kBlockM, int kGroup = 1>
 __device__ __forceinline__ int first_visit(const KeySpan& span, int m0, bool stagger) {
-    return stagger && span.count() > 1 ? m0 / kBlockM % span.count() : 0;
+    static_assert(kGroup >= 1, "a stagger group holds at least one query tile");
+    return stagger && span.count() > 1 ? m0 / kBlockM / kGroup % span.count() : 0;
 }
 template <int kBlockM, int kBlockN, bool kCausal, int kMods>
 __device__ __forceinline__ KeySpan key_span(int seqlen_k, int offset, int m0, const ScoreMod<kMods>& mod) {
