@@ -3,6 +3,7 @@
 
     ncu --profile-from-start off --clock-control none --set full -o pair \\
         python3 bench/ncu_pair.py --lib .carry/libfa_jit.so --head-dims 64 128 [--causal]
+    ncu --import pair.ncu-rep --csv --page raw > raw.csv && python3 bench/ncu_pair.py --summary raw.csv
 
 Each row (bf16, the FlashAttention protocol's 16k row: B 1, H 2048 / d, N 16k) allocates Q, K, V once in FA4's
 BSHD layout, gives fa-jit BHSD views of the same memory, calls both once outside the range (compiling them) and
@@ -20,7 +21,35 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import DTYPES, FaJit, Fa4  # noqa: E402
 
 
+# The counters that tell the two kernels apart (bench/NOTES.md, "Alone against interleaved"), for --summary.
+SUMMARY_METRICS = [
+    "gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "launch__grid_size", "launch__block_size",
+    "launch__registers_per_thread", "launch__shared_mem_per_block_dynamic", "dram__bytes_read.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_requests_srcunit_tex_op_read.sum",
+    "lrc__lts2lrc_sectors_op_read.sum", "smsp__inst_executed_op_tma_ld.sum", "smsp__inst_executed.sum",
+    "smsp__inst_executed_op_branch.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "idc__requests.sum",
+    "gcc__cache_requests_type_instruction.sum", "sm__icc_requests.sum"]
+
+
+def summary(raw_csv):
+    """The SUMMARY_METRICS of every profiled kernel, a column each, from `ncu --import R --csv --page raw`."""
+    import csv
+    with open(raw_csv) as f:
+        rows = list(csv.reader(f))
+    header, units, kernels = rows[0], rows[1], rows[2:]
+    name = header.index("Kernel Name")
+    print("kernels: " + " | ".join(k[name][:40] for k in kernels))
+    for metric in SUMMARY_METRICS:
+        if metric not in header:
+            print(f"{metric:45s} (not in this report)")
+            continue
+        i = header.index(metric)
+        print(f"{metric:45s} {units[i]:10s} " + "  ".join(f"{k[i]:>16s}" for k in kernels))
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--summary":
+        return summary(sys.argv[2])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lib", default="build/libfa_jit.so")
     p.add_argument("--head-dims", type=int, nargs="+", default=[64, 128])
