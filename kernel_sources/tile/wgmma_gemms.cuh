@@ -4,6 +4,7 @@
 #pragma once
 
 #include "tile/softmax.cuh"
+#include "tile/swizzle.cuh"
 #include "wgmma.cuh"
 
 namespace fa_jit::tile {
@@ -128,10 +129,12 @@ __host__ __device__ constexpr int pv_columns(int kHeadDimP, int kColumns) {
 // One instruction per k step spans every column block: the P fragment reaches the tensor core once (1-3 % faster
 // than one instruction per block at d 128 / 256). Only the first pv_columns(kHeadDim, kColumns) columns are computed:
 // the n-tiles past them stay as they are (hold_o and rescale_o skip them too). kStepped as in issue_qk.
+// extra(p_frag) may issue more wgmmas on P before the commit (tile/row_sum.cuh).
 template <bool kBf16, int kBlockN, int kHeadDim, class KvLayout = Swizzle128B<kBlockN>, int kColumns = kHeadDim,
-          bool kStepped = true>
+          bool kStepped = true, class Extra = NoExtraStep>
 __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8][4],
-                                                const unsigned (&p_frag)[kBlockN / 8][2], unsigned sV) {
+                                                const unsigned (&p_frag)[kBlockN / 8][2], unsigned sV,
+                                                const Extra& extra = Extra{}) {
     constexpr int kBlocks = kHeadDim / 64;
     wgmma::fence();
 #pragma unroll
@@ -144,6 +147,7 @@ __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8]
         else
             wgmma::mma_rs_bt<kBf16>(acc_o[0], a, v_rows_desc<KvLayout, kStepped>(sV, kc), 1);
     }
+    extra(p_frag);
     wgmma::commit();
 }
 
