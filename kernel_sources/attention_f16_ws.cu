@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto s_alibi_slope = [&](int wg) { return s_alibi + ws_layout::kAlibiSlopeBytes * wg; };
     const unsigned s_alibi_keys = s_alibi + ws_layout::kAlibiSlopeBytes * kConsumers;
     // The row sums on the tensor cores (tile/row_sum.cuh; off: one FADD per score in the softmax), a knob for
-    // bench/kernel_ab.py, not yet measured. Their ones sit behind everything else (ws_layout::smem_bytes reserves them).
+    // bench/kernel_ab.py, not yet measured. Their ones sit behind everything else (reserved by ws_layout::smem_bytes).
     constexpr bool kRowSumOnTensorCores = false;
     constexpr bool kRowSumMma = kRowSumOnTensorCores && !kSplit;  // split-KV decode keeps its l for the combine
     static_assert(ws_layout::kRowSumOnesBytes >= static_cast<int>(kRowSumOnesBytes), "the ones' reserve");
@@ -377,7 +377,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto pass_turn = [&] { warpgroup::arrive(1 + (wg + 1) % kConsumers, 256); };
     const bool last_wg = wg == kConsumers - 1;
     if constexpr (kAlibiColumns || kRowSumMma) {  // constant B operands, once per block, before any wgmma reads them
-        if constexpr (kAlibiColumns) write_alibi_keys<kBf16, kBlockN>(s_alibi_keys, threadIdx.x - 128, kConsumerThreads);
+        if constexpr (kAlibiColumns)
+            write_alibi_keys<kBf16, kBlockN>(s_alibi_keys, threadIdx.x - 128, kConsumerThreads);
         if constexpr (kRowSumMma) write_row_sum_ones<kBf16>(s_ones, threadIdx.x - 128, kConsumerThreads);
         wgmma::fence_proxy_async();
         warpgroup::sync(kBarrierConsumers, kConsumerThreads);
