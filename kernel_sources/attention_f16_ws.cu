@@ -579,8 +579,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             const auto rescale = [&] {
                 if (!no_max && (kLazyRescaleLog2 < 0 || !alpha_is_one(alpha))) {
                     rescale_o<kPvColumns>(acc_o, alpha);
-                    if constexpr (kRowSumMma)
-                        for (int e = 0; e < 4; ++e) acc_l[0][e] *= alpha[e / 2];
+                    if constexpr (kRowSumMma) rescale_rows(acc_l, alpha);
                 }
             };
             // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S while P
