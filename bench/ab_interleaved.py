@@ -6,6 +6,10 @@ Here each variant is its own copy of the library (loaded RTLD_LOCAL, so each kee
 kernels compiled from its sources (FA_JIT_KERNEL_DIR while it makes its first call), and every row's repetitions
 alternate between the variants. Rows take a subset of fa-jit-bench's options (the chooser's tile: no --config),
 --page-size too (K / V in pages of that many rows in random order, without score modifiers).
+
+`--timing blocks` in --bench-args times each variant's calls in blocks of their own instead (compare.time_blocks:
+each at the clock its own power draw settles at) and traces nvidia-smi beside them: each cell then adds the
+variant's mean SM clock and power and its rate per GHz (bench/clock_split.py).
 """
 import argparse
 import os
@@ -14,6 +18,8 @@ import shutil
 
 import torch
 
+import compare
+from clock_split import mean_clock, read_trace, start_trace
 from compare import DTYPES, FaJit, decode_err, decode_reference, kilo, rel_err, time_interleaved
 from compare_mods import Mods, alibi_slopes, reference, visible
 from compare_paged import layouts, paged_args
@@ -56,8 +62,11 @@ def run_interleaved(a, dirs, libs, tmp):
     timing = argparse.ArgumentParser(add_help=False)
     timing.add_argument("--reps", type=int, default=30)
     timing.add_argument("--warmup", type=int, default=5)
+    timing.add_argument("--timing", choices=["grouped", "rotate", "blocks"], default="grouped")
     t = timing.parse_known_args(shlex.split(a.bench_args))[0]
     t.rounds = a.rounds
+    trace_path = os.path.join(tmp, "clock_trace.csv")
+    tracer = start_trace(trace_path) if t.timing == "blocks" else None
     variants = {}
     for name, kernel_dir in dirs:  # a copy of the library per variant: dlopen keeps one instance per file
         lib_dir = libs[name] or os.path.dirname(os.path.abspath(a.bench))
@@ -114,7 +123,12 @@ def run_interleaved(a, dirs, libs, tmp):
                     continue
                 cells[name] = f"err {err:.3e}"
                 timers[name] = (lambda args, fa=fa: fa.run(args), [(c,) for c in calls])
+            logged = len(compare.BLOCK_LOG)
             ms = time_interleaved(timers, t)
+            spans = {}
+            for block in compare.BLOCK_LOG[logged:]:
+                spans.setdefault(block["name"], []).append((block["t0"], block["t1"]))
+            trace = read_trace(trace_path) if tracer else []
             flops = 4.0 * b * h * d * int(visible(nq, nk, m, "cuda").sum().item())
             base = flops / ms[names[0]] / 1e9 if ms.get(names[0]) else None
             out = []
@@ -124,7 +138,11 @@ def run_interleaved(a, dirs, libs, tmp):
                     continue
                 rate = flops / ms[name] / 1e9
                 ratio = f" ({rate / base:.3f})" if base and name != names[0] else ""
-                out.append(f"{rate:.1f}{ratio} {cells[name]}")
+                clock = mean_clock(trace, spans.get(name, [])) if tracer else None
+                power = f" {clock[0]:.0f} MHz {clock[1]:.0f} W {rate / clock[0] * 1e3:.1f}/GHz" if clock else ""
+                out.append(f"{rate:.1f}{ratio}{power} {cells[name]}")
             print(f"| {rows} | {dtype_name} | {d} | {nq} | {nk} | {int(m.causal)} | " + " | ".join(out) + " |",
                   flush=True)
             del sets, runs, o
+    if tracer:
+        tracer.terminate()

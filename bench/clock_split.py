@@ -14,8 +14,21 @@ its local time.
 import csv
 import datetime
 import json
+import shutil
+import subprocess
 import sys
 from bisect import bisect_left, bisect_right
+
+TRACE_QUERY = ["--query-gpu=timestamp,clocks.sm,power.draw", "--format=csv,noheader,nounits", "-lms", "20"]
+
+
+def start_trace(path):
+    """nvidia-smi sampling the SM clock and power every 20 ms into `path`, line-buffered where stdbuf exists, so that
+    the file is current while it runs; the caller terminates the returned process."""
+    cmd = ["nvidia-smi", *TRACE_QUERY]
+    if shutil.which("stdbuf"):
+        cmd = ["stdbuf", "-oL", *cmd]
+    return subprocess.Popen(cmd, stdout=open(path, "w"), stderr=subprocess.DEVNULL)
 
 
 def read_trace(path):
@@ -31,13 +44,21 @@ def read_trace(path):
     return samples
 
 
+def mean_clock(trace, intervals):
+    """(mean SM MHz, mean W, samples) of the trace's samples inside the (t0, t1) intervals; None without samples."""
+    times = [sample[0] for sample in trace]
+    picked = [trace[i] for t0, t1 in intervals for i in range(bisect_left(times, t0), bisect_right(times, t1))]
+    if not picked:
+        return None
+    return sum(s[1] for s in picked) / len(picked), sum(s[2] for s in picked) / len(picked), len(picked)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: clock_split.py ROWS.json TRACE.csv")
     rows = json.load(open(sys.argv[1]))
     rows = rows if isinstance(rows, list) else [r for v in rows.values() if isinstance(v, list) for r in v]
     trace = read_trace(sys.argv[2])
-    times = [s[0] for s in trace]
     print(f"{'row':34s} {'contender':10s} {'TFLOP/s':>8s} {'MHz':>6s} {'W':>6s} {'TFLOP/s per GHz':>16s} samples")
     for row in rows:
         spans = {}
@@ -46,14 +67,11 @@ def main():
         label = f"{row.get('dtype', '')} B{row['batch']} H{row['heads']} N{row['seqlen']} d{row['head_dim']} " \
                 f"c{int(row['causal'])}"
         for name, intervals in spans.items():
-            picked = [trace[i] for t0, t1 in intervals for i in range(bisect_left(times, t0), bisect_right(times, t1))]
-            tflops = row.get(f"{name}_tflops")
-            if not picked or not tflops:
+            clock, tflops = mean_clock(trace, intervals), row.get(f"{name}_tflops")
+            if not clock or not tflops:
                 continue
-            mhz = sum(s[1] for s in picked) / len(picked)
-            watts = sum(s[2] for s in picked) / len(picked)
-            print(f"{label:34s} {name:10s} {tflops:8.1f} {mhz:6.0f} {watts:6.0f} {tflops / mhz * 1000:16.1f} "
-                  f"{len(picked)}")
+            mhz, watts, samples = clock
+            print(f"{label:34s} {name:10s} {tflops:8.1f} {mhz:6.0f} {watts:6.0f} {tflops / mhz * 1000:16.1f} {samples}")
 
 
 if __name__ == "__main__":
