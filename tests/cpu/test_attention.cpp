@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -917,6 +918,51 @@ TEST_CASE("every sweep configuration and head dim compiles for sm_80 and sm_90a"
     const auto failures = compile_all(specs, {"sm_80", "sm_90a"});
     for (const auto& f : failures) UNSCOPED_INFO(f);
     CHECK(failures.empty());
+}
+
+// The warp-specialized kernel's experiment switches (constexpr knobs for bench/kernel_ab.py, off in the shipped
+// kernels) must keep compiling, so that a GPU session can time them as they are: each switched on in the source text,
+// compiled for sm_90a at the chooser's 16k tile, without spills and without serialized wgmmas.
+TEST_CASE("the warp-specialized kernel's experiment switches compile for sm_90a without spills",
+          "[attention][compile]") {
+    struct Switch {
+        const char* name;
+        std::vector<std::pair<std::string, std::string>> values;  // constexpr name -> initializer
+        int head_dim;
+    };
+    const std::vector<Switch> switches{
+        {"row sums on the tensor cores", {{"kRowSumOnTensorCores", "true"}}, 64},
+        {"row sums on the tensor cores", {{"kRowSumOnTensorCores", "true"}}, 128},
+        {"stagger groups of 8", {{"kStaggerGroup", "8"}}, 128},
+        {"the exact rescale skip", {{"kLazyRescaleLog2", "0"}, {"kLazyAfterSteps", "0"}}, 256}};
+    std::vector<CompileRequest> requests;
+    for (const Switch& sw : switches) {
+        const auto specs = warmup_specs({DType::bf16, sw.head_dim, false, 16384, 16384}, 90, false);
+        REQUIRE(!specs.empty());
+        REQUIRE(specs.front().family() == "f16-ws");
+        CompileRequest r = attention_compile_request(specs.front(), "sm_90a");
+        for (const auto& [name, value] : sw.values) {
+            const std::regex decl("(constexpr\\s[^;=]*\\b" + name + "\\s*=\\s*)[^;]+;");
+            INFO(sw.name << ": " << name);
+            REQUIRE(std::distance(std::sregex_iterator(r.source.text.begin(), r.source.text.end(), decl),
+                                  std::sregex_iterator()) == 1);
+            std::smatch m;
+            std::regex_search(r.source.text, m, decl);
+            r.source.text = m.prefix().str() + m[1].str() + value + ";" + m.suffix().str();
+        }
+        requests.push_back(r);
+    }
+    const auto outcomes = testing::compile_parallel(requests);
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        INFO(switches[i].name << " at d " << switches[i].head_dim << ": " << requests[i].name_expressions.front());
+        INFO(outcomes[i].error.substr(0, 2000));
+        REQUIRE(outcomes[i].error.empty());
+        CHECK(outcomes[i].compiled.log.find("wgmma.mma_async instructions are serialized") == std::string::npos);
+        const auto usage = outcomes[i].usage.find(outcomes[i].compiled.lowered_name(requests[i].name_expressions[0]));
+        REQUIRE(usage != outcomes[i].usage.end());
+        CHECK(usage->second.spill_stores == 0);
+        CHECK(usage->second.spill_loads == 0);
+    }
 }
 
 TEST_CASE("the wgmma kernel asked for another arch fails naming sm_90a", "[attention][compile]") {
