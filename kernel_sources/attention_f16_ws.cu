@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kHeadDimK = (kHeadDim + 15) / 16 * 16;             // the columns S = Q K^T reads: whole k steps
     constexpr int kDBlocks = kHeadDimP / 64;
     constexpr int kPvColumns = pv_columns(kHeadDimP, kHeadDim);  // the columns of O that P V computes
-    constexpr unsigned kQBytes = 2u * kBlockM * kHeadDimP;  // TMA writes whole boxes, zeros past head_dim included
+    constexpr unsigned kQBytes = 2u * kBlockM * kHeadDimP;       // TMA writes whole boxes, zeros past head_dim included
     constexpr unsigned kKVBytes = 2u * kBlockN * kHeadDimP;
     constexpr int kConsumers = ws_layout::consumers(kBlockM);  // consumer warpgroups, 64 rows each
     constexpr int kConsumerThreads = 128 * kConsumers;
@@ -142,11 +142,18 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto s_alibi_slope = [&](int wg) { return s_alibi + ws_layout::kAlibiSlopeBytes * wg; };
     const unsigned s_alibi_keys = s_alibi + ws_layout::kAlibiSlopeBytes * kConsumers;
     // The row sums on the tensor cores (tile/row_sum.cuh; off: one FADD per score in the softmax), a knob for
-    // bench/kernel_ab.py, not yet measured. Their ones sit behind everything else (reserved by ws_layout::smem_bytes).
+    // bench/kernel_ab.py: on, they ran 5-7 % slower at d 64 - 256 (bench/NOTES.md, "Stagger groups").
     constexpr bool kRowSumOnTensorCores = false;
     constexpr bool kRowSumMma = kRowSumOnTensorCores && !kSplit;  // split-KV decode keeps its l for the combine
     static_assert(ws_layout::kRowSumOnesBytes >= static_cast<int>(kRowSumOnesBytes), "the ones' reserve");
-    const unsigned s_ones = s_alibi_keys + (kAlibiColumns ? 32u * kBlockN : 0u);
+    // Behind ALiBi's operands where the kernel has them, else right behind the barriers. The ones must end inside
+    // what the host reserves (ws_layout::smem_bytes) wherever sQ's alignment put Q: 1008 bytes past a 16-byte base.
+    constexpr unsigned kOnesAt = kQBytes + 2u * kStages * kKVBytes + 8u * (2 + 4 * kStages) +
+                                 (kAlibiColumns ? ws_layout::kAlibiSlopeBytes * kConsumers + 32u * kBlockN : 0u);
+    constexpr int kReserved = ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages, kAlibiColumns);
+    static_assert(1008u + kOnesAt + kRowSumOnesBytes <= static_cast<unsigned>(kReserved),
+                  "the row sums' ones lie outside the shared memory the host reserves");
+    const unsigned s_ones = sQ + kOnesAt;
     // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
     // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
     // bench/NOTES.md, "K released after S, V after P V").
@@ -179,9 +186,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // tile starts at its own key tile (tile::first_visit; a looping block gains nothing from it, bench/NOTES.md).
     constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged && !kSplit;
     const bool stagger = kStaggerable && one_tile;
-    // Query tiles that start at the same key tile (tile::first_visit): 1 spreads every block's reads; a larger group
-    // lets its blocks' requests for one tile reach L2 together (a knob for bench/kernel_ab.py, not yet measured).
-    constexpr int kStaggerGroup = 1;
+    // Query tiles that start at the same key tile (tile::first_visit): a group's blocks ask for each tile together and
+    // L2 serves them once. Past d 64 groups of 16 ran 2-3.5 % faster per clock at d 192 / 256 and drew less power (d
+    // 128: about 2 % more clock alone); at d 64 they lost 7 % per clock to 1 (bench/NOTES.md, "Stagger groups").
+    constexpr int kStaggerGroup = kHeadDim <= 64 ? 1 : 16;
     // Split-KV decode (kSplit): the block's packed rows, KV head, sequence and run of key tiles (tile/split_block.cuh).
     using Split = SplitBlock<kBlockM, kBlockN, kCausal, kMods, kVarlen, kPaged>;
     Split blk{};
@@ -536,7 +544,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         } else if (n_block_max > 0) {
             if (last_wg && !turns_started) pass_turn();  // warpgroup 0 goes first
             turns_started = true;
-            unsigned p_frag[kNTilesS][2];               // P as T pairs: [nt][h] = columns (2t, 2t + 1) of row g + 8h
+            unsigned p_frag[kNTilesS][2];  // P as T pairs: [nt][h] = columns (2t, 2t + 1) of row g + 8h
             float alpha[2];
             if constexpr (kSplit) {  // the packed rows of Q (several heads per token), then visible to wgmma
                 blk.template gather_q<Swizzle128B<kBlockM>, kConsumerThreads, kHeadDimP / 8, kHeadDim>(
