@@ -48,8 +48,9 @@
 // there are more tiles than SMs), else one each. Otherwise one tile per block, grid
 // (ceil(seqlen_q / kBlockM), heads_q, batch); under the causal mask heavy tiles first (tile/coords.cuh, block_index):
 // tiles differ in cost, and the hardware's block scheduler balances them better than a fixed round-robin
-// (bench/NOTES.md). Without the causal mask or a window, a block with one tile starts at its own key tile
-// (tile::first_visit), so that the blocks running at once do not all read the same one. Maps
+// (bench/NOTES.md). Without the causal mask or a window, a block with one tile starts at its group's key tile
+// (tile::first_visit; groups of kStaggerGroup query tiles), so that the groups running at once read different ones
+// while a group's blocks read each together. Maps
 // (src/launch/tensor_map.hpp, encoded per call by the family): each tensor as 4-d (d, sequence, heads, batch),
 // innermost first, with its strides; boxes of 64 columns x kBlockM rows (Q) or kBlockN rows (K, V) with the 128-byte
 // swizzle, so that one box is one [rows][64] column block of the wgmma layout (tile/swizzle.cuh, Swizzle128B). Rows
