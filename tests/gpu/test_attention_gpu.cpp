@@ -231,19 +231,27 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
         // The same tile at d 40-64 (its default there from 2k to 8k keys), padded d 48 with Nq < Nk.
         check_case({2, 8, 2, 2200, 1800, 64, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 12, 4, 1000, 2500, 48, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
-        // Without the causal mask a block with one tile starts at its own key tile (tile::first_visit): several query
-        // tiles over ragged keys put the tile that holds the last keys first, in the middle or last of a block's
-        // visits. At each head dim's default tile; with more than 2k keys in a kernel that may loop (one block per
-        // tile, more tiles than SMs); with softcap and ALiBi, whose scores depend on the key tile's position.
-        for (int d : {64, 128, 192, 256}) {
+        // Without the causal mask a block with one tile starts at its group's key tile (tile::first_visit; groups of
+        // one query tile at d <= 64, of 16 past it: kStaggerGroup): query tiles of several groups over ragged keys put
+        // the tile that holds the last keys first, in the middle or last of a block's visits. At each head dim's
+        // default tile at d 64 (5 groups); past it 49 query tiles a head (groups 0-3, fewer tiles than SMs: one each)
+        // over 3 or 4 key tiles; with more than 2k keys (d 64: in a kernel that may loop, one block per tile, more
+        // tiles than SMs); with softcap and ALiBi, whose scores depend on the key tile's position.
+        check_case({1, 2, 2, 600, 700, 64, false, Layout::bshd}, DType::bf16, rng);
+        for (const auto& [d, tile] : {std::pair<int, TileConfig>{128, {128, 128, 12, 3, "ws"}},
+                                      {192, {128, 96, 12, 2, "ws"}},
+                                      {256, {128, 80, 12, 2, "ws"}}}) {
             INFO("staggered, d " << d);
-            check_case({1, 2, 2, 600, 700, d, false, Layout::bshd}, DType::bf16, rng);
+            check_case({1, 2, 2, 6244, 300, d, false, Layout::bshd, tile}, DType::bf16, rng);
         }
         check_case({1, 8, 8, 4200, 2100, 64, false, Layout::bhsd, {128, 128, 12, 3, "ws"}}, DType::f16, rng);
-        check_case({1, 4, 2, 600, 700, 128, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 5.f, true, 1.f}},
-                   DType::bf16, rng);
-        check_case({1, 4, 2, 600, 700, 256, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true}},
-                   DType::bf16, rng);
+        check_case({1, 4, 4, 4200, 2100, 128, false, Layout::bhsd, {128, 128, 12, 3, "ws"}}, DType::f16, rng);
+        Case softcap_alibi{1, 2, 1, 6244, 700, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}};
+        softcap_alibi.mods = Mods{-1, -1, 5.f, true, 1.f};
+        check_case(softcap_alibi, DType::bf16, rng);
+        Case alibi{1, 2, 1, 6244, 700, 256, false, Layout::bshd, {128, 80, 12, 2, "ws"}};
+        alibi.mods = Mods{-1, -1, 0.f, true};
+        check_case(alibi, DType::bf16, rng);
         // 192 keys per tile over pages: boxes of gcd(page size, 192) rows, 12 of them at page size 16.
         for (int page : {16, 64}) {
             Case paged{3, 4, 2, 200, 450, 64, true, Layout::bshd, {128, 192, 12, 3, "ws"}, {450, 193, 0}};
