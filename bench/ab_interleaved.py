@@ -132,14 +132,22 @@ def run_interleaved(a, dirs, libs, tmp):
             flops = 4.0 * b * h * d * int(visible(nq, nk, m, "cuda").sum().item())
             base = flops / ms[names[0]] / 1e9 if ms.get(names[0]) else None
             out = []
+            # Blocks: each variant's own clock; its rate per GHz varies less from call to call than its rate (a cell
+            # moved 3-4 % between calls with the same kernel, its rate per GHz 0.1-1.7 %: bench/NOTES.md).
+            clocks = {n: mean_clock(trace, spans.get(n, [])) for n in names if ms.get(n)} if tracer else {}
+            per_ghz = {n: flops / ms[n] / 1e9 / c[0] * 1e3 for n, c in clocks.items() if c}
             for name in names:
                 if not ms.get(name):
                     out.append(cells[name])
                     continue
                 rate = flops / ms[name] / 1e9
                 ratio = f" ({rate / base:.3f})" if base and name != names[0] else ""
-                clock = mean_clock(trace, spans.get(name, [])) if tracer else None
-                power = f" {clock[0]:.0f} MHz {clock[1]:.0f} W {rate / clock[0] * 1e3:.1f}/GHz" if clock else ""
+                power = ""
+                if clocks.get(name):
+                    mhz, watts, _ = clocks[name]
+                    vs = per_ghz.get(names[0])
+                    ghz_ratio = f" ({per_ghz[name] / vs:.3f})" if vs and name != names[0] else ""
+                    power = f" {mhz:.0f} MHz {watts:.0f} W {per_ghz[name]:.1f}/GHz{ghz_ratio}"
                 out.append(f"{rate:.1f}{ratio}{power} {cells[name]}")
             print(f"| {rows} | {dtype_name} | {d} | {nq} | {nk} | {int(m.causal)} | " + " | ".join(out) + " |",
                   flush=True)
