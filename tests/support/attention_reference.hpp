@@ -19,7 +19,8 @@ namespace fa_jit::testing {
 // a.softcap, and `alibi_slopes` (the host copy of a.alibi_slopes; empty: none). Packed sequences: `cu_q` / `cu_k`,
 // the host copies of a.cu_seqlens_q / _k, clamped as the kernels clamp them (tile::seq_rows); LSE is then
 // [heads_q, total_q]. `cu_k` empty with `cu_q` set: packed queries against keys in batches (the contiguous copy of a
-// paged cache).
+// paged cache). The (batch, head) pairs run on several threads: packed sequences must not share query rows (prefix
+// sums that decrease are checked by their own test, without this reference).
 struct PackedSequences {
     std::vector<int> cu_q, cu_k;
 };
