@@ -82,7 +82,6 @@
 #include "tile/f16_types.cuh"
 #include "tile/mask.cuh"
 #include "tile/mbarrier.cuh"
-#include "tile/row_sum.cuh"
 #include "tile/softmax.cuh"
 #include "tile/split_block.cuh"
 #include "tile/swizzle.cuh"
@@ -142,19 +141,6 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const unsigned s_alibi = (q_full + 8u * (2 + 4 * kStages) + 15u) & ~15u;
     const auto s_alibi_slope = [&](int wg) { return s_alibi + ws_layout::kAlibiSlopeBytes * wg; };
     const unsigned s_alibi_keys = s_alibi + ws_layout::kAlibiSlopeBytes * kConsumers;
-    // The row sums on the tensor cores (tile/row_sum.cuh; off: one FADD per score in the softmax), a knob for
-    // bench/kernel_ab.py: on, they ran 5-7 % slower at d 64 - 256 (bench/NOTES.md, "Stagger groups").
-    constexpr bool kRowSumOnTensorCores = false;
-    constexpr bool kRowSumMma = kRowSumOnTensorCores && !kSplit;  // split-KV decode keeps its l for the combine
-    static_assert(ws_layout::kRowSumOnesBytes >= static_cast<int>(kRowSumOnesBytes), "the ones' reserve");
-    // Behind ALiBi's operands where the kernel has them, else right behind the barriers. The ones must end inside
-    // what the host reserves (ws_layout::smem_bytes) wherever sQ's alignment put Q: 1008 bytes past a 16-byte base.
-    constexpr unsigned kOnesAt = kQBytes + 2u * kStages * kKVBytes + 8u * (2 + 4 * kStages) +
-                                 (kAlibiColumns ? ws_layout::kAlibiSlopeBytes * kConsumers + 32u * kBlockN : 0u);
-    constexpr int kReserved = ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages, kAlibiColumns);
-    static_assert(1008u + kOnesAt + kRowSumOnesBytes <= static_cast<unsigned>(kReserved),
-                  "the row sums' ones lie outside the shared memory the host reserves");
-    const unsigned s_ones = sQ + kOnesAt;
     // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
     // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
     // bench/NOTES.md, "K released after S, V after P V").
@@ -385,24 +371,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto take_turn = [&] { warpgroup::sync(1 + wg, 256); };
     const auto pass_turn = [&] { warpgroup::arrive(1 + (wg + 1) % kConsumers, 256); };
     const bool last_wg = wg == kConsumers - 1;
-    if constexpr (kAlibiColumns || kRowSumMma) {  // constant B operands, once per block, before any wgmma reads them
-        if constexpr (kAlibiColumns)
-            write_alibi_keys<kBf16, kBlockN>(s_alibi_keys, threadIdx.x - 128, kConsumerThreads);
-        if constexpr (kRowSumMma) write_row_sum_ones<kBf16>(s_ones, threadIdx.x - 128, kConsumerThreads);
+    if constexpr (kAlibiColumns) {  // the key columns, once per block, before any wgmma reads them
+        write_alibi_keys<kBf16, kBlockN>(s_alibi_keys, threadIdx.x - 128, kConsumerThreads);
         wgmma::fence_proxy_async();
         warpgroup::sync(kBarrierConsumers, kConsumerThreads);
     }
-    // P V's extra wgmmas: the row sums into acc_l (kRowSumMma), or none.
-    const auto row_sum_step = [&](float(&acc_l)[4]) {
-        if constexpr (kRowSumMma) {
-            const unsigned long long ones = row_sum_desc(s_ones);
-            return [&acc_l, ones](const unsigned(&p_frag)[kNTilesS][2]) {
-                issue_row_sum<kBf16, kBlockN>(acc_l, p_frag, ones);
-            };
-        } else {
-            return NoExtraStep{};
-        }
-    };
     bool turns_started = false;  // by the last warpgroup's first pass, before the block's first tile with keys
     int q_loads = 0, kv_loads = 0;
     for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
@@ -421,7 +394,6 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         clear_accumulator(acc_o);
         float m_i[2] = {kNegInf, kNegInf};
         float l_i[2] = {0.f, 0.f};
-        float acc_l[1][4] = {};  // kRowSumMma: the row sums as P V's tensor cores add them (one n-tile)
         // Split-KV decode: keys [0, limit) for rows g and g + 8 (a packed row's token decides), or with score
         // modifiers each row's keys, diagonal and slope.
         const int limit[2] = {kSplit ? blk.key_limit(warp_row0 + g) : 0, kSplit ? blk.key_limit(warp_row0 + 8 + g) : 0};
@@ -586,10 +558,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             constexpr bool kRescaleBeforeTurn = kHeadDimP == 256;
             // O's rescale, skipped by a warp whose rows all keep their max (kLazyRescaleLog2, tile/softmax.cuh).
             const auto rescale = [&] {
-                if (!no_max && (kLazyRescaleLog2 < 0 || !alpha_is_one(alpha))) {
-                    rescale_o<kPvColumns>(acc_o, alpha);
-                    if constexpr (kRowSumMma) rescale_rows(acc_l, alpha);
-                }
+                if (!no_max && (kLazyRescaleLog2 < 0 || !alpha_is_one(alpha))) rescale_o<kPvColumns>(acc_o, alpha);
             };
             // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S while P
             // V computes. Every wgmma is issued on every call (no wgmma under a condition: ptxas would serialize them
@@ -605,7 +574,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(
                     acc_s, sQ, wg_row0, sK + s * kKVBytes, alibi_step(it, masked));
                 issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(
-                    acc_o, p_frag, sV + sp * kKVBytes, row_sum_step(acc_l[0]));
+                    acc_o, p_frag, sV + sp * kKVBytes);
                 pass_turn();
                 wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
@@ -622,7 +591,6 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     no_max, lazy_log2, bias);
                 wgmma::wait<0>();  // P V: O and p_frag are free again
                 hold_o<kPvColumns>(acc_o);
-                if constexpr (kRowSumMma) wgmma::hold(acc_l);
                 release(v_empty(sp));
                 pack_probabilities<kBf16>(acc_s, p_frag);
                 if (!kRescaleBeforeTurn) rescale();
@@ -647,8 +615,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             if (kRescaleBeforeTurn) rescale();  // one key tile: O 0, alpha finite
             take_turn();
-            issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(
-                acc_o, p_frag, sV + sp * kKVBytes, row_sum_step(acc_l[0]));
+            issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(acc_o, p_frag,
+                                                                                                  sV + sp * kKVBytes);
             // None after the last warpgroup's last turn: nobody would wait for it. Every tile of a round-robin block
             // has keys (without the causal mask all see the same keys). A block with pairs of tiles cannot tell its
             // last tile with keys (where Nq > Nk a head's first rows see none, and tile_at's extra tiles have no rows):
@@ -656,7 +624,6 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             if (!last_wg || paired || tile_of(n + 1) < end) pass_turn();
             wgmma::wait<0>();
             hold_o<kPvColumns>(acc_o);
-            if constexpr (kRowSumMma) wgmma::hold(acc_l);
             release(v_empty(sp));
             kv_loads += n_block_max;
         }
@@ -665,7 +632,6 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         // LSE = -inf. A block with one tile stages O in its warps' own Q rows (read only by their warpgroup's
         // completed wgmmas) for 16-byte stores; a looping block's shared memory already holds the next tile's Q, so
         // O goes straight from the registers, 16 bytes a lane after a quad transpose (tile::store_o_row).
-        if constexpr (kRowSumMma) l_i[0] = acc_l[0][0], l_i[1] = acc_l[0][2];  // whole rows: row_totals<!kRowSumMma>
         if constexpr (kSplit) {  // O / LSE, or the split's fp32 part, per packed row
             blk.template store_rows<T, kHeadDim>(p, acc_o, m_i, l_i, warp_row0, g, t, kNegInf);
             return;
@@ -679,7 +645,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         if (!one_tile) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const RowTotals rt = row_totals<!kRowSumMma>(l_i[h]);
+                const RowTotals rt = row_totals(l_i[h]);
                 const int row = m0 + warp_row0 + h * 8 + g;
                 store_o_row<kBf16, kHeadDim>(bc.o + row * p.o_row_stride, row < seqlen_q(), h, t, acc_o, rt.inv_l);
                 if (bc.lse != nullptr && t == 0 && row < seqlen_q()) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
@@ -689,7 +655,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             const unsigned o_stage = sQ + (warp_row0 + g) * 128u + 4u * t;  // row & 7 == g: chunk nt at nt ^ g
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const RowTotals rt = row_totals<!kRowSumMma>(l_i[h]);
+                const RowTotals rt = row_totals(l_i[h]);
                 const int row = m0 + warp_row0 + h * 8 + g;
                 stage_o_row_sw128<kBf16, kBlockM>(o_stage, h, g, acc_o, rt.inv_l);
                 if (bc.lse != nullptr && t == 0 && row < seqlen_q()) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);

@@ -33,12 +33,9 @@ FA_JIT_HOST_DEVICE constexpr int padded_head_dim(int head_dim) {
 
 // Q, then the K stages, then the V stages, each padded_head_dim / 64 column blocks of [rows][64] (1024-byte aligned,
 // hence the extra 1 KB), then the barriers (8 bytes each: Q full and empty; K full, V full, K empty and V empty per
-// stage), then (16-byte aligned, behind the ALiBi operands where a kernel has them) the ones of the row sums on the
-// tensor cores (tile/row_sum.cuh), reserved in every kernel so that a kernel source with them on runs under this host.
-constexpr int kRowSumOnesBytes = 256;
+// stage).
 FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_dim, int stages) {
-    return 2 * padded_head_dim(head_dim) * (block_m + 2 * stages * block_n) + 1024 + 8 * (2 + 4 * stages) +
-           kRowSumOnesBytes;
+    return 2 * padded_head_dim(head_dim) * (block_m + 2 * stages * block_n) + 1024 + 8 * (2 + 4 * stages);
 }
 
 // The most keys per step of a 192-row tile: a consumer's S, P and O fit its 160 registers without spills (ptxas of

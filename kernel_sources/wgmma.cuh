@@ -168,25 +168,6 @@ __device__ __forceinline__ void mma_rs_bt(float (*d)[4], const unsigned (&a)[4],
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate));
 }
 
-// D[64x8] (+)= A[64x16] B[16x8], A from registers as in mma_rs_bt, B K-major in shared memory (imm-trans-b = 0): one
-// n-tile d[4] (row g + 8 (e >> 1), column 2t + (e & 1)). For small constant B operands (tile/row_sum.cuh).
-#define FA_JIT_WGMMA_RS_N8(types)                          \
-    asm volatile(                                          \
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"        \
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32." types \
-        " {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, "        \
-        "p, 1, 1, 0;\n}\n"                                 \
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])   \
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate))
-template <bool kBf16>
-__device__ __forceinline__ void mma_rs_n8(float (&d)[4], const unsigned (&a)[4], unsigned long long b_desc,
-                                          int accumulate) {
-    if (kBf16)
-        FA_JIT_WGMMA_RS_N8("bf16.bf16");
-    else
-        FA_JIT_WGMMA_RS_N8("f16.f16");
-}
-
 // D[64 x N] (+)= A[64x16] B[16 x N] as mma_rs_bt, in one instruction over kBlocks = 2, 3 or 4 column blocks of D
 // (d[b]: columns 64b..64b+63) and of B (the descriptor's leading byte offset steps from one 64-column block of B to
 // the next): the A fragment goes to the tensor core once for all of them. N = 64 kBlocks, or 32 less for a head dim

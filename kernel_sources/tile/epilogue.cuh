@@ -17,11 +17,8 @@ struct RowTotals {
     bool any;  // the row saw at least one key
     float inv_l;
 };
-// kQuadParts: each lane of the row's quad holds a part of l (its columns' sums); false: each holds the whole of it
-// (tile/row_sum.cuh).
-template <bool kQuadParts = true>
 __device__ __forceinline__ RowTotals row_totals(float l_part) {
-    const float l = kQuadParts ? ptx::quad_sum(l_part) : l_part;
+    const float l = ptx::quad_sum(l_part);
     const bool any = l > 0.f;
     return {l, any, any ? 1.f / l : 0.f};
 }

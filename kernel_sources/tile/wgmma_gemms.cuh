@@ -4,7 +4,6 @@
 #pragma once
 
 #include "tile/softmax.cuh"
-#include "tile/swizzle.cuh"
 #include "wgmma.cuh"
 
 namespace fa_jit::tile {
@@ -129,12 +128,10 @@ __host__ __device__ constexpr int pv_columns(int kHeadDimP, int kColumns) {
 // One instruction per k step spans every column block: the P fragment reaches the tensor core once (1-3 % faster
 // than one instruction per block at d 128 / 256). Only the first pv_columns(kHeadDim, kColumns) columns are computed:
 // the n-tiles past them stay as they are (hold_o and rescale_o skip them too). kStepped as in issue_qk.
-// extra(p_frag) may issue more wgmmas on P before the commit (tile/row_sum.cuh).
 template <bool kBf16, int kBlockN, int kHeadDim, class KvLayout = Swizzle128B<kBlockN>, int kColumns = kHeadDim,
-          bool kStepped = true, class Extra = NoExtraStep>
+          bool kStepped = true>
 __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8][4],
-                                                const unsigned (&p_frag)[kBlockN / 8][2], unsigned sV,
-                                                const Extra& extra = Extra{}) {
+                                                const unsigned (&p_frag)[kBlockN / 8][2], unsigned sV) {
     constexpr int kBlocks = kHeadDim / 64;
     wgmma::fence();
 #pragma unroll
@@ -147,7 +144,6 @@ __device__ __forceinline__ void issue_pv_into_o(float (&acc_o)[kHeadDim / 64][8]
         else
             wgmma::mma_rs_bt<kBf16>(acc_o[0], a, v_rows_desc<KvLayout, kStepped>(sV, kc), 1);
     }
-    extra(p_frag);
     wgmma::commit();
 }
 

@@ -931,8 +931,6 @@ TEST_CASE("the warp-specialized kernel's experiment switches compile for sm_90a 
         int head_dim;
     };
     const std::vector<Switch> switches{
-        {"row sums on the tensor cores", {{"kRowSumOnTensorCores", "true"}}, 64},
-        {"row sums on the tensor cores", {{"kRowSumOnTensorCores", "true"}}, 128},
         {"stagger groups of 8", {{"kStaggerGroup", "8"}}, 128},
         {"the exact rescale skip", {{"kLazyRescaleLog2", "0"}, {"kLazyAfterSteps", "0"}}, 256}};
     std::vector<CompileRequest> requests;
