@@ -356,7 +356,8 @@ def run_dtype(args, fa, dtype_name, base=None, fa4=None):
         flops = 4.0 * b * h * n * n * d / (2 if causal else 1)
         bytes_per_set = 4 * b * h * n * d * dtype.itemsize
         n_sets = max(1, min(8, math.ceil(2 * 60e6 / bytes_per_set)))  # > 2x a 60 MB L2 when small
-        sets = [tuple(torch.randn(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(n_sets)]
+        draw = torch.randn if args.inputs == "normal" else lambda *shape, **kw: torch.rand(*shape, **kw) * 2 - 1
+        sets = [tuple(draw(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(n_sets)]
         o = torch.empty_like(sets[0][0])
         row = {"dtype": dtype_name, "shape": name, "batch": b, "heads": h, "seqlen": n, "head_dim": d,
                "causal": causal}
@@ -911,6 +912,9 @@ def main():
     p.add_argument("--head-dims", type=int, nargs="+", help="default 64 128 (--decode, --ragged: 128)")
     p.add_argument("--quick", action="store_true", help="fewer sequence lengths")
     p.add_argument("--seqlens", type=kilo, nargs="+", help="the prefill rows' sequence lengths (16k tokens each)")
+    p.add_argument("--inputs", choices=["normal", "uniform"], default="normal",
+                   help="the prefill rows' q, k, v: torch.randn (the FlashAttention benchmarks'), or uniform in [-1, 1) "
+                        "(fa-jit-bench's default)")
     p.add_argument("--decode", action="store_true", help="the decode rows instead of the prefill rows")
     p.add_argument("--ragged", action="store_true",
                    help="the ragged rows (seqused_k) instead of the prefill rows (with --decode: after them)")

@@ -21,7 +21,7 @@ namespace fa_jit::bench {
 namespace {
 
 constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;    // some config was wrong or could not run
+constexpr int kExitFailed = 1;  // some config was wrong or could not run
 constexpr int kExitUsage = 2;
 constexpr int kExitNoDevice = 3;
 
@@ -158,7 +158,7 @@ void bench_problem(const Problem& problem, const DeviceInfo& device, const Bench
     std::vector<RunConfig> runs;
     int chosen_splits = 1;
     try {
-        ws.emplace(problem);
+        ws.emplace(problem, input_distribution(options));
         synchronize();  // uploads of pageable memory may still be in flight
         // What attention() runs for these arguments (the tuning file's tile, or the heuristic's), with its splits.
         const AttentionChoice choice = attention_choice(ws->args(0));
@@ -187,10 +187,10 @@ void bench_problem(const Problem& problem, const DeviceInfo& device, const Bench
     for (const RunConfig& config : runs) {
         // The library's choice is the chosen tile with no split request (or a request of the count it picks, or any
         // request when its family does not split).
-        const bool is_chosen = config.tile == chosen &&
-                               (config.splits == 0 || config.splits == chosen_splits || chosen_splits <= 1);
-        run.rows.push_back(measure_config(problem, config, is_chosen, *ws, options.no_check ? nullptr : &reference,
-                                          settings, stream));
+        const bool is_chosen =
+            config.tile == chosen && (config.splits == 0 || config.splits == chosen_splits || chosen_splits <= 1);
+        run.rows.push_back(
+            measure_config(problem, config, is_chosen, *ws, options.no_check ? nullptr : &reference, settings, stream));
         report(run.rows.back());
     }
     while (reported < estimated) progress.item_done(short_line(run.rows.back()));
@@ -231,8 +231,7 @@ int run_bench(int argc, char** argv) {
     Stream stream;
 
     std::size_t total = 0;
-    for (const Problem& p : problems)
-        total += estimated_runs(p, device, options);
+    for (const Problem& p : problems) total += estimated_runs(p, device, options);
     if (!options.json && !options.csv)
         fmt::print("{} (sm_{}{}, {} SMs); {} reps after {} warm-up\n", device.name, device.cc_major, device.cc_minor,
                    device.multiprocessors, options.reps, options.warmup);

@@ -155,8 +155,8 @@ void add_options(CLI::App& app, BenchOptions& o) {
     auto* sq = app.add_option("--seqlen-q", o.seqlen_q, "query lengths, comma-separated (512,1k,...)")
                    ->capture_default_str()
                    ->group(shape);
-    auto* sk = app.add_option("--seqlen-k", o.seqlen_k, "key lengths, comma-separated (default: = --seqlen-q)")
-                   ->group(shape);
+    auto* sk =
+        app.add_option("--seqlen-k", o.seqlen_k, "key lengths, comma-separated (default: = --seqlen-q)")->group(shape);
     app.add_option("--head-dim", o.head_dim, "head dimensions, comma-separated (default 128; paper preset: 64,128)")
         ->group(shape);
     o.dtype_option = app.add_option("--dtype", o.dtype, "element types, comma-separated: fp32, fp16, bf16")
@@ -166,6 +166,11 @@ void add_options(CLI::App& app, BenchOptions& o) {
                           ->capture_default_str()
                           ->group(shape);
     app.add_option("--layout", o.layout, "memory layout: bshd ([batch, seq, heads, d]) or bhsd")
+        ->capture_default_str()
+        ->group(shape);
+    app.add_option("--inputs", o.inputs,
+                   "q, k, v drawn uniform in [-1, 1) or standard normal (the FlashAttention benchmarks' torch.randn)")
+        ->check(CLI::IsMember({"uniform", "normal"}))
         ->capture_default_str()
         ->group(shape);
     app.add_option(
@@ -203,7 +208,9 @@ void add_options(CLI::App& app, BenchOptions& o) {
         ->group(mods);
 
     const auto* configs = "Tile configurations";
-    auto* config = app.add_option("--config", o.config, "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s stages, e.g. 128x64w4s2, "
+    auto* config = app.add_option("--config", o.config,
+                                  "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s "
+                                  "stages, e.g. 128x64w4s2, "
                                   "and -wgmma for the Hopper kernel, e.g. 128x64w8s2-wgmma")
                        ->group(configs);
     const char* sweep_help =
@@ -237,8 +244,8 @@ void add_options(CLI::App& app, BenchOptions& o) {
     app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str()->group(measure);
 
     const auto* output = "Output";
-    auto* json = app.add_flag("--json", o.json, "print one JSON object (device, rows) instead of tables")
-                     ->group(output);
+    auto* json =
+        app.add_flag("--json", o.json, "print one JSON object (device, rows) instead of tables")->group(output);
     app.add_flag("--csv", o.csv, "print the rows as CSV instead of tables")->excludes(json)->group(output);
     app.add_flag("-q,--quiet", o.quiet, "no progress lines on stderr")->group(output);
 }
@@ -352,8 +359,8 @@ std::vector<Problem> make_plain_problems(const BenchOptions& o) {
         for (DType dtype : dtypes)
             for (int d : dims) {
                 if (kPaperModelDim % d != 0)
-                    throw UsageError(fmt::format("--head-dim {}: the paper preset needs a divisor of {}", d,
-                                                 kPaperModelDim));
+                    throw UsageError(
+                        fmt::format("--head-dim {}: the paper preset needs a divisor of {}", d, kPaperModelDim));
                 for (bool causal : causals)
                     for (int n : kPaperSeqlens) {
                         const int heads = kPaperModelDim / d;
@@ -399,6 +406,10 @@ std::vector<Problem> make_problems(const BenchOptions& o) {
                                          p.varlen_max, p.page_size));
     }
     return problems;
+}
+
+InputDistribution input_distribution(const BenchOptions& o) {
+    return o.inputs == "normal" ? InputDistribution::normal : InputDistribution::uniform;
 }
 
 std::optional<TileConfig> forced_config(const BenchOptions& o) {

@@ -13,6 +13,9 @@
 namespace fa_jit::bench {
 
 enum class Layout { bshd, bhsd };
+// The inputs' distribution: uniform in [-1, 1), or standard normal (torch.randn's, as the FlashAttention
+// benchmarks and bench/compare.py draw them: scores of about unit spread after the 1/sqrt(d) scale).
+enum class InputDistribution { uniform, normal };
 
 // Problems with at most this many query rows are decode steps: reported with their KV bandwidth and split count.
 inline constexpr int kDecodeMaxSeqlenQ = 16;
@@ -68,18 +71,19 @@ struct BenchOptions {
     // Problem shape (each list flag gives a cartesian product).
     int batch = 4;
     int heads = 16;
-    int heads_kv = 0;                  // 0: = heads
-    std::string seqlen_q = "2048";     // list
-    std::string seqlen_k;              // empty: = seqlen_q
-    std::string head_dim;              // list; empty: 128 (64,128 for --preset paper)
-    std::string dtype = "fp32";        // list
-    std::string causal = "no";         // yes | no | both (--preset paper: both)
+    int heads_kv = 0;               // 0: = heads
+    std::string seqlen_q = "2048";  // list
+    std::string seqlen_k;           // empty: = seqlen_q
+    std::string head_dim;           // list; empty: 128 (64,128 for --preset paper)
+    std::string dtype = "fp32";     // list
+    std::string causal = "no";      // yes | no | both (--preset paper: both)
     std::string layout = "bshd";
-    std::string preset;  // "", tutorial, paper, decode, serving
-    std::string window;  // "L,R": sliding window of every problem (-1: unbounded side)
+    std::string inputs = "uniform";  // uniform | normal (InputDistribution)
+    std::string preset;              // "", tutorial, paper, decode, serving
+    std::string window;              // "L,R": sliding window of every problem (-1: unbounded side)
     float softcap = 0.f;
     bool alibi = false;
-    int page_size = 0;  // --page-size: every problem's K / V in pages (a multiple of 16; 0: contiguous)
+    int page_size = 0;   // --page-size: every problem's K / V in pages (a multiple of 16; 0: contiguous)
     int varlen_max = 0;  // --varlen: every problem's tokens packed into sequences of 1..varlen_max
 
     // Configs.
@@ -109,6 +113,9 @@ void add_options(CLI::App& app, BenchOptions& options);
 
 // Every problem the options describe; throws UsageError naming the option at fault.
 std::vector<Problem> make_problems(const BenchOptions& options);
+
+// The input distribution of --inputs.
+InputDistribution input_distribution(const BenchOptions& options);
 
 // The tile config of --config, or nullopt; throws UsageError when malformed.
 std::optional<TileConfig> forced_config(const BenchOptions& options);

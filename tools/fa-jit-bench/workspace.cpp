@@ -11,10 +11,21 @@
 namespace fa_jit::bench {
 namespace {
 
-// splitmix64: fast and good enough for test data; uniform in [-1, 1) (never all zeros, which would hide bugs).
-std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
+// splitmix64: fast and good enough for test data. Uniform in [-1, 1) (never all zeros, which would hide bugs), or
+// standard normal by Box-Muller on pairs of uniforms in (0, 1].
+std::vector<float> random_values(std::size_t n, std::uint64_t seed, InputDistribution inputs) {
     std::vector<float> out(n);
     std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+    const auto unit = [&] { return static_cast<double>((splitmix64(state) >> 11) + 1) * 0x1.0p-53; };  // (0, 1]
+    if (inputs == InputDistribution::normal) {
+        constexpr double kTwoPi = 6.283185307179586;
+        for (std::size_t i = 0; i < n; i += 2) {
+            const double r = std::sqrt(-2.0 * std::log(unit())), t = kTwoPi * unit();
+            out[i] = static_cast<float>(r * std::cos(t));
+            if (i + 1 < n) out[i + 1] = static_cast<float>(r * std::sin(t));
+        }
+        return out;
+    }
     for (auto& v : out) {
         const std::uint64_t z = splitmix64(state);
         v = static_cast<float>(static_cast<double>(z >> 40) / double(1ull << 23) - 1.0);
@@ -28,8 +39,8 @@ std::vector<float> random_values(std::size_t n, std::uint64_t seed) {
 // (j - j') * row stride, i.e. (j - j') is a multiple of it, and no sequence is that long (2^26 - 5 keys).
 constexpr std::size_t kRandomPeriod = 67108859;
 
-DeviceBuffer upload_random(std::size_t n, DType dtype, std::uint64_t seed) {
-    const std::string bytes = tools::encode(random_values(std::min(n, kRandomPeriod), seed), dtype);
+DeviceBuffer upload_random(std::size_t n, DType dtype, std::uint64_t seed, InputDistribution inputs) {
+    const std::string bytes = tools::encode(random_values(std::min(n, kRandomPeriod), seed, inputs), dtype);
     const std::size_t es = element_size(dtype);
     DeviceBuffer buffer(n * es);
     for (std::size_t done = 0; done < n * es; done += bytes.size())
@@ -39,7 +50,7 @@ DeviceBuffer upload_random(std::size_t n, DType dtype, std::uint64_t seed) {
 
 }  // namespace
 
-Workspace::Workspace(const Problem& p) : problem_(p) {
+Workspace::Workspace(const Problem& p, InputDistribution inputs) : problem_(p) {
     const std::size_t es = element_size(p.dtype);
     q_elems_ = std::size_t(p.batch) * p.heads * p.seqlen_q * p.head_dim;
     kv_elems_ = std::size_t(p.batch) * p.heads_kv * p.seqlen_k * p.head_dim;
@@ -71,8 +82,9 @@ Workspace::Workspace(const Problem& p) : problem_(p) {
     while (sets > 1 && sets * set_bytes_ > kRotationMaxBytes) --sets;
     for (std::size_t s = 0; s < sets; ++s) {
         const std::uint64_t seed = 1000 + 3 * s;
-        sets_.push_back({upload_random(q_elems_, p.dtype, seed), upload_random(kv_elems_, p.dtype, seed + 1),
-                         upload_random(kv_elems_, p.dtype, seed + 2)});
+        sets_.push_back({upload_random(q_elems_, p.dtype, seed, inputs),
+                         upload_random(kv_elems_, p.dtype, seed + 1, inputs),
+                         upload_random(kv_elems_, p.dtype, seed + 2, inputs)});
     }
     o_ = DeviceBuffer(q_elems_ * es);
     lse_ = DeviceBuffer(lse_elems_ * sizeof(float));
@@ -157,7 +169,11 @@ HostOutput Workspace::download(const DeviceBuffer& o, const DeviceBuffer& lse) c
     return out;
 }
 
-HostOutput Workspace::download_output() const { return download(o_, lse_); }
-HostOutput Workspace::download_reference() const { return download(ref_o_, ref_lse_); }
+HostOutput Workspace::download_output() const {
+    return download(o_, lse_);
+}
+HostOutput Workspace::download_reference() const {
+    return download(ref_o_, ref_lse_);
+}
 
 }  // namespace fa_jit::bench

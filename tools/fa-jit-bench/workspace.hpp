@@ -3,12 +3,11 @@
 // runs write, and a separate o/lse for attention_reference().
 #pragma once
 
-#include "problems.hpp"
+#include <vector>
 
 #include "fa_jit/attention.hpp"
 #include "fa_jit/jit.hpp"
-
-#include <vector>
+#include "problems.hpp"
 
 namespace fa_jit::bench {
 
@@ -27,8 +26,8 @@ struct HostOutput {
 
 class Workspace {
 public:
-    // Allocates and fills the input sets (fixed seeds: every run sees the same data).
-    explicit Workspace(const Problem& problem);
+    // Allocates and fills the input sets from `inputs` (fixed seeds: every run sees the same data).
+    Workspace(const Problem& problem, InputDistribution inputs);
 
     std::size_t input_sets() const noexcept { return sets_.size(); }
     std::size_t bytes_per_set() const noexcept { return set_bytes_; }
