@@ -9,6 +9,9 @@ and peer of similar speed (time_interleaved), so that they run under the same cl
     python3 bench/compare.py --lib build/libfa_jit.so [--dtype fp32 bf16 fp16] [--head-dims 64 128 256]
                              [--quick] [--json out.json] [--baseline-lib old/libfa_jit.so.0]
 
+The prefill rows draw q, k and v with torch.randn (the FlashAttention benchmarks' inputs); --inputs uniform draws them
+uniform in [-1, 1) as fa-jit-bench does by default (every contender runs 2-4 % faster on those, the ratios alike).
+
 --baseline-lib loads a second fa-jit build (an earlier commit's library, RTLD_LOCAL so that each keeps its own
 symbols) and times it next to this one on the same inputs: the "base" and "new/base" columns.
 
