@@ -270,6 +270,15 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
             paged.page_size = page, paged.share_pages = true;
             check_case(paged, DType::bf16, rng);
         }
+        // Paged without the mask over many query tiles a head (33 at d 64, 49 at d 128; one block each), a ragged last
+        // key tile whose V tail is NaN past the keys, pages of 48 rows.
+        for (const auto& [d, tile] :
+             {std::pair<int, TileConfig>{64, {192, 128, 16, 3, "ws"}}, {128, {128, 192, 12, 2, "ws"}}}) {
+            INFO("paged, staggered, d " << d);
+            Case paged{1, 2, 1, 6244, 1000, d, false, Layout::bshd, tile, {900}};
+            paged.page_size = 48;
+            check_case(paged, DType::bf16, rng);
+        }
     });
 }
 
