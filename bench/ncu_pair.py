@@ -4,6 +4,8 @@
     ncu --profile-from-start off --clock-control none --set full -o pair \\
         python3 bench/ncu_pair.py --lib .carry/libfa_jit.so --head-dims 64 128 [--causal]
     ncu --import pair.ncu-rep --csv --page raw > raw.csv && python3 bench/ncu_pair.py --summary raw.csv
+    ncu --import pair.ncu-rep --csv --page source --print-source sass | gzip > sass.csv.gz &&
+        python3 bench/ncu_pair.py --sass-summary sass.csv.gz
 
 Each row (bf16, the FlashAttention protocol's 16k row: B 1, H 2048 / d, N 16k) allocates Q, K, V once in FA4's
 BSHD layout, gives fa-jit BHSD views of the same memory, calls both once outside the range (compiling them) and
@@ -15,10 +17,6 @@ import argparse
 import os
 import sys
 
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import DTYPES, FaJit, Fa4  # noqa: E402
 
 
 # The counters that tell the two kernels apart (bench/NOTES.md, "Alone against interleaved"), for --summary.
@@ -47,9 +45,45 @@ def summary(raw_csv):
         print(f"{metric:45s} {units[i]:10s} " + "  ".join(f"{k[i]:>16s}" for k in kernels))
 
 
+def sass_summary(sass_csv_gz, opcodes=16, waits=3):
+    """Per kernel of `ncu --import R --csv --page source --print-source sass | gzip`: the instructions executed (warp
+    level) in all and by opcode, and the mbarrier waits executed most often, with the threads each executes for: a wait
+    executed far more often than its loop's other instructions spins (bench/NOTES.md, "The producer's spin")."""
+    import collections
+    import csv
+    import gzip
+    import re
+    kernels, header = [], None
+    with gzip.open(sass_csv_gz, "rt") as f:
+        for row in csv.reader(f):
+            if not row:
+                continue
+            if row[0] == "Kernel Name":
+                kernels.append((row[1], []))
+                header = None
+            elif row[0] == "Address":
+                header = row
+            elif header and kernels:
+                kernels[-1][1].append(dict(zip(header, row)))
+    for name, lines in kernels:
+        executed = [int(line["Instructions Executed"] or 0) for line in lines]
+        by_opcode = collections.Counter()
+        for line, n in zip(lines, executed):
+            by_opcode[re.sub(r"^@!?U?P\w+\s+", "", line["Source"].strip()).split(" ")[0]] += n
+        print(f"{name[:100]}\n  instructions executed {sum(executed):.4g}")
+        print("  " + ", ".join(f"{op} {n / 1e6:.1f}M" for op, n in by_opcode.most_common(opcodes)))
+        tries = sorted(((n, line) for line, n in zip(lines, executed) if "TRYWAIT" in line["Source"]),
+                       key=lambda x: -x[0])
+        for n, line in tries[:waits]:
+            print(f"  {n / 1e6:8.2f}M x {float(line['Avg. Threads Executed'] or 0):4.1f} threads  "
+                  f"{line['Source'].strip()}")
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--summary":
         return summary(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "--sass-summary":
+        return sass_summary(sys.argv[2])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lib", default="build/libfa_jit.so")
     p.add_argument("--head-dims", type=int, nargs="+", default=[64, 128])
@@ -58,6 +92,9 @@ def main():
     p.add_argument("--fa4-site", default=os.environ.get("FA4_SITE", "/tmp/fa4site"))
     args = p.parse_args()
 
+    import torch  # the summaries run without it
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from compare import DTYPES, FaJit, Fa4
     fa, fa4 = FaJit(args.lib), Fa4(args.fa4_site, False)
     if not fa4:
         sys.exit(f"FlashAttention-4 not available: {fa4.why}")

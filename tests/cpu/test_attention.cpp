@@ -932,7 +932,9 @@ TEST_CASE("the warp-specialized kernel's experiment switches compile for sm_90a 
     };
     const std::vector<Switch> switches{
         {"stagger groups of 8", {{"kStaggerGroup", "8"}}, 128},
-        {"the exact rescale skip", {{"kLazyRescaleLog2", "0"}, {"kLazyAfterSteps", "0"}}, 256}};
+        {"the exact rescale skip", {{"kLazyRescaleLog2", "0"}, {"kLazyAfterSteps", "0"}}, 256},
+        {"sleeping mbarrier waits", {{"kProducerSuspendNs", "10000000"}, {"kConsumerSuspendNs", "10000000"}}, 128},
+        {"sleeping mbarrier waits", {{"kProducerSuspendNs", "10000000"}, {"kConsumerSuspendNs", "10000000"}}, 64}};
     std::vector<CompileRequest> requests;
     for (const Switch& sw : switches) {
         const auto specs = warmup_specs({DType::bf16, sw.head_dim, false, 16384, 16384}, 90, false);
