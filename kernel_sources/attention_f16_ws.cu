@@ -150,15 +150,15 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // which saves the max, its shuffles and O's rescale (bench/NOTES.md, "Softcap without a running max").
     const bool no_max = kBf16 && ScoreMod<kMods>::kSoftcap && !ScoreMod<kMods>::kAlibi && p.softcap_no_max;
 
-    // Whether the kernel may loop over tiles (ws_layout::persistent: its kTileLoop variant, or every variant without
-    // the mask at d <= 64 or with a score modifier). It does when the host launches fewer blocks than tiles (short
-    // rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
     // Experiment switches: how long the producer's and the consumers' mbarrier waits may sleep before they try again
     // (ns, try_wait's suspend-time hint; 0: the hardware's own limit). Under that limit the producer's one thread,
     // waiting for a free stage, came back every dozen cycles: 4-5e7 try_wait and branch pairs per call at d 128 / 256
     // 16k, about 9 % of the kernel's instructions (bench/NOTES.md, "The producer's spin").
     constexpr unsigned kProducerSuspendNs = 0;
     constexpr unsigned kConsumerSuspendNs = 0;
+    // Whether the kernel may loop over tiles (ws_layout::persistent: its kTileLoop variant, or every variant without
+    // the mask at d <= 64 or with a score modifier). It does when the host launches fewer blocks than tiles (short
+    // rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
     constexpr bool kPersistent =
         !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
                                          (kMods & mods::kWindow) != 0 || kVarlen || kPaged, kTileLoop, kMods != 0);
