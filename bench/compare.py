@@ -354,12 +354,12 @@ def run_dtype(args, fa, dtype_name, base=None, fa4=None):
     yardstick = peers[0]  # the SDPA backend whose error ours is held to (within 1.5x)
     tol = {"fp32": 1e-4, "fp16": 3e-3, "bf16": 2e-2}[dtype_name]
     print(f"# dtype {dtype_name}", flush=True)
+    draw = torch.randn if args.inputs == "normal" else lambda *shape, **kw: torch.rand(*shape, **kw) * 2 - 1
     results = []
     for name, b, h, n, d, causal in shapes(args, dtype_name):
         flops = 4.0 * b * h * n * n * d / (2 if causal else 1)
         bytes_per_set = 4 * b * h * n * d * dtype.itemsize
         n_sets = max(1, min(8, math.ceil(2 * 60e6 / bytes_per_set)))  # > 2x a 60 MB L2 when small
-        draw = torch.randn if args.inputs == "normal" else lambda *shape, **kw: torch.rand(*shape, **kw) * 2 - 1
         sets = [tuple(draw(b, h, n, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(n_sets)]
         o = torch.empty_like(sets[0][0])
         row = {"dtype": dtype_name, "shape": name, "batch": b, "heads": h, "seqlen": n, "head_dim": d,

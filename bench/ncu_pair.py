@@ -14,9 +14,12 @@ for: where two kernels of about the same speed per clock differ in energy per FL
 against interleaved"), the bytes each moves through DRAM, L2 and shared memory and the instructions it issues.
 """
 import argparse
+import collections
+import csv
+import gzip
 import os
+import re
 import sys
-
 
 
 # The counters that tell the two kernels apart (bench/NOTES.md, "Alone against interleaved"), for --summary.
@@ -31,7 +34,6 @@ SUMMARY_METRICS = [
 
 def summary(raw_csv):
     """The SUMMARY_METRICS of every profiled kernel, a column each, from `ncu --import R --csv --page raw`."""
-    import csv
     with open(raw_csv) as f:
         rows = list(csv.reader(f))
     header, units, kernels = rows[0], rows[1], rows[2:]
@@ -49,10 +51,6 @@ def sass_summary(sass_csv_gz, opcodes=16, waits=3):
     """Per kernel of `ncu --import R --csv --page source --print-source sass | gzip`: the instructions executed (warp
     level) in all and by opcode, and the mbarrier waits executed most often, with the threads each executes for: a wait
     executed far more often than its loop's other instructions spins (bench/NOTES.md, "The producer's spin")."""
-    import collections
-    import csv
-    import gzip
-    import re
     kernels, header = [], None
     with gzip.open(sass_csv_gz, "rt") as f:
         for row in csv.reader(f):

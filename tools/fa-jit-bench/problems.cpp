@@ -209,9 +209,8 @@ void add_options(CLI::App& app, BenchOptions& o) {
 
     const auto* configs = "Tile configurations";
     auto* config = app.add_option("--config", o.config,
-                                  "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add s "
-                                  "stages, e.g. 128x64w4s2, "
-                                  "and -wgmma for the Hopper kernel, e.g. 128x64w8s2-wgmma")
+                                  "force one tile config: B_r x B_c w warps, e.g. 64x64w4 (fp32); fp16/bf16 add "
+                                  "s stages, e.g. 128x64w4s2, and -wgmma for the Hopper kernel, e.g. 128x64w8s2-wgmma")
                        ->group(configs);
     const char* sweep_help =
         "measure every legal tile config (fa_jit::tile_configs); their kernels are compiled "
