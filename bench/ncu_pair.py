@@ -2,12 +2,13 @@
 """fa-jit and FlashAttention-4 on the same inputs, one call each inside a profiler range, for Nsight Compute.
 
     ncu --profile-from-start off --clock-control none --set full -o pair \\
-        python3 bench/ncu_pair.py --lib .carry/libfa_jit.so --head-dims 64 128 [--causal]
+        python3 bench/ncu_pair.py --lib .carry/libfa_jit.so --head-dims 64 128 [--causal no|yes|both]
     ncu --import pair.ncu-rep --csv --page raw > raw.csv && python3 bench/ncu_pair.py --summary raw.csv
     ncu --import pair.ncu-rep --csv --page source --print-source sass | gzip > sass.csv.gz &&
         python3 bench/ncu_pair.py --sass-summary sass.csv.gz
 
-Each row (bf16, the FlashAttention protocol's 16k row: B 1, H 2048 / d, N 16k) allocates Q, K, V once in FA4's
+Each row (bf16, the FlashAttention protocol's 16k row: B 1, H 2048 / d, N 16k; per head dim without the mask, then
+with it for --causal both) allocates Q, K, V once in FA4's
 BSHD layout, gives fa-jit BHSD views of the same memory, calls both once outside the range (compiling them) and
 once inside it, so that the report holds exactly one kernel of each per row, fa-jit's first. What the counters are
 for: where two kernels of about the same speed per clock differ in energy per FLOP (bench/NOTES.md, "Alone
@@ -29,7 +30,13 @@ SUMMARY_METRICS = [
     "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_requests_srcunit_tex_op_read.sum",
     "lrc__lts2lrc_sectors_op_read.sum", "smsp__inst_executed_op_tma_ld.sum", "smsp__inst_executed.sum",
     "smsp__inst_executed_op_branch.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "idc__requests.sum",
-    "gcc__cache_requests_type_instruction.sum", "sm__icc_requests.sum"]
+    "gcc__cache_requests_type_instruction.sum", "sm__icc_requests.sum",
+    # Where the cycles go: SMs idle at the end (active cycles' min / avg against max: a launch's tail), issue slots
+    # used, the tensor (GMMA) and MUFU (XU) pipes' share of their peak.
+    "sm__cycles_active.min", "sm__cycles_active.avg", "sm__cycles_active.max",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"]
 
 
 def summary(raw_csv):
@@ -86,7 +93,7 @@ def main():
     p.add_argument("--lib", default="build/libfa_jit.so")
     p.add_argument("--head-dims", type=int, nargs="+", default=[64, 128])
     p.add_argument("--seqlen", type=int, default=16384)
-    p.add_argument("--causal", action="store_true")
+    p.add_argument("--causal", choices=["no", "yes", "both"], default="no")
     p.add_argument("--fa4-site", default=os.environ.get("FA4_SITE", "/tmp/fa4site"))
     args = p.parse_args()
 
@@ -98,13 +105,16 @@ def main():
         sys.exit(f"FlashAttention-4 not available: {fa4.why}")
     dtype, code = DTYPES["bf16"]
     calls = []
+    masks = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
     for d in args.head_dims:
         b, h, n = 16384 // args.seqlen, 2048 // d, args.seqlen
         q, k, v = (torch.randn(b, n, h, d, device="cuda", dtype=dtype) for _ in range(3))  # BSHD
         o = torch.empty_like(q)
         views = [x.transpose(1, 2) for x in (q, k, v, o)]  # [B, H, N, d] views of the same memory
-        calls.append((d, lambda views=views: fa(*views, args.causal, code),
-                      lambda q=q, k=k, v=v: fa4(q, k, v, args.causal)))
+        for causal in masks:
+            calls.append((f"{d}{' causal' if causal else ''}",
+                          lambda views=views, causal=causal: fa(*views, causal, code),
+                          lambda q=q, k=k, v=v, causal=causal: fa4(q, k, v, causal)))
     for _, run_fa, run_fa4 in calls:  # compile both, outside the profiled range
         run_fa()
         run_fa4()
