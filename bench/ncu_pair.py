@@ -37,7 +37,11 @@ SUMMARY_METRICS = [
     "sm__cycles_active.min", "sm__cycles_active.avg", "sm__cycles_active.max",
     "smsp__issue_active.avg.pct_of_peak_sustained_active",
     "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"]
+    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"] + [
+    # Warps stalled per issued instruction, by reason (fixed-latency `wait` is where fa-jit's d 64 kernels exceed FA4's).
+    f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+    for reason in ("wait", "barrier", "dispatch_stall", "long_scoreboard", "short_scoreboard", "math_pipe_throttle",
+                   "mio_throttle")]
 
 
 def summary(raw_csv):
@@ -47,12 +51,13 @@ def summary(raw_csv):
     header, units, kernels = rows[0], rows[1], rows[2:]
     name = header.index("Kernel Name")
     print("kernels: " + " | ".join(k[name][:40] for k in kernels))
+    width = max(len(m) for m in SUMMARY_METRICS)
     for metric in SUMMARY_METRICS:
         if metric not in header:
-            print(f"{metric:45s} (not in this report)")
+            print(f"{metric:{width}s} (not in this report)")
             continue
         i = header.index(metric)
-        print(f"{metric:45s} {units[i]:10s} " + "  ".join(f"{k[i]:>16s}" for k in kernels))
+        print(f"{metric:{width}s} {units[i]:10s} " + "  ".join(f"{k[i]:>16s}" for k in kernels))
 
 
 def sass_summary(sass_csv_gz, opcodes=16, waits=3):
