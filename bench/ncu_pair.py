@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""fa-jit and FlashAttention-4 on the same inputs, one call each inside a profiler range, for Nsight Compute.
+"""fa-jit beside FlashAttention-4 (or cuDNN) on the same inputs, one call each in a profiler range, for Nsight Compute.
 
     ncu --profile-from-start off --clock-control none --set full -o pair \\
-        python3 bench/ncu_pair.py --lib .carry/libfa_jit.so --head-dims 64 128 [--causal no|yes|both]
+        python3 bench/ncu_pair.py --lib .carry/libfa_jit.so --head-dims 64 128 [--causal no|yes|both] \\
+                                  [--seqlen 16384] [--peer fa4|cudnn]
     ncu --import pair.ncu-rep --csv --page raw > raw.csv && python3 bench/ncu_pair.py --summary raw.csv
     ncu --import pair.ncu-rep --csv --page source --print-source sass | gzip > sass.csv.gz &&
         python3 bench/ncu_pair.py --sass-summary sass.csv.gz
 
-Each row (bf16, the FlashAttention protocol's 16k row: B 1, H 2048 / d, N 16k; per head dim without the mask, then
-with it for --causal both) allocates Q, K, V once in FA4's
-BSHD layout, gives fa-jit BHSD views of the same memory, calls both once outside the range (compiling them) and
-once inside it, so that the report holds exactly one kernel of each per row, fa-jit's first (fa-jit's alone where
-FA4 does not import). What the counters are
+Each row (bf16, a row of the FlashAttention protocol's: B 16k / N, H 2048 / d, N 16k unless --seqlen; per head dim
+without the mask, then with it for --causal both) allocates Q, K, V once in FA4's BSHD layout, gives fa-jit (and
+cuDNN, through SDPA's cudnn backend) BHSD views of the same memory, calls both once outside the range (compiling
+them) and once inside it, so that the report holds one call of each per row, fa-jit's first (fa-jit's alone where
+FA4 does not import; cuDNN's call may launch more than one kernel). What the counters are
 for: where two kernels of about the same speed per clock differ in energy per FLOP (bench/NOTES.md, "Alone
 against interleaved"), the bytes each moves through DRAM, L2 and shared memory and the instructions it issues.
 """
@@ -33,12 +34,11 @@ SUMMARY_METRICS = [
     "smsp__inst_executed_op_branch.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "idc__requests.sum",
     "gcc__cache_requests_type_instruction.sum", "sm__icc_requests.sum",
     # Where the cycles go: SMs idle at the end (active cycles' min / avg against max: a launch's tail), issue slots
-    # used, the tensor (GMMA) and MUFU (XU) pipes' share of their peak.
+    # used, the MUFU (XU) pipe's share of its peak.
     "sm__cycles_active.min", "sm__cycles_active.avg", "sm__cycles_active.max",
     "smsp__issue_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"] + [
-    # Warps stalled per issued instruction, by reason (fixed-latency `wait` is where fa-jit's d 64 kernels exceed FA4's).
+    # Warps stalled per issued instruction, by reason (fixed-latency `wait`: where fa-jit's d 64 kernels exceed FA4's).
     f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
     for reason in ("wait", "barrier", "dispatch_stall", "long_scoreboard", "short_scoreboard", "math_pipe_throttle",
                    "mio_throttle")]
@@ -100,15 +100,23 @@ def main():
     p.add_argument("--head-dims", type=int, nargs="+", default=[64, 128])
     p.add_argument("--seqlen", type=int, default=16384)
     p.add_argument("--causal", choices=["no", "yes", "both"], default="no")
+    p.add_argument("--peer", choices=["fa4", "cudnn"], default="fa4")
     p.add_argument("--fa4-site", default=os.environ.get("FA4_SITE", "/tmp/fa4site"))
     args = p.parse_args()
 
     import torch  # the summaries run without it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from compare import DTYPES, FaJit, Fa4
-    fa, fa4 = FaJit(args.lib), Fa4(args.fa4_site, False)
-    if not fa4:  # fa-jit alone: its counters still tell variants of it apart
+    import torch.nn.functional as F
+    from compare import DTYPES, PEERS, FaJit, Fa4, sdpa_kernel
+    fa = FaJit(args.lib)
+    fa4 = Fa4(args.fa4_site, False) if args.peer == "fa4" else None
+    if fa4 is not None and not fa4:  # fa-jit alone: its counters still tell variants of it apart
         print(f"FlashAttention-4 not available ({fa4.why}): profiling fa-jit alone", flush=True)
+    peer_name = {"fa4": "FlashAttention-4", "cudnn": "cuDNN"}[args.peer] if fa4 is None or fa4 else None
+
+    def cudnn(q, k, v, causal):
+        with sdpa_kernel(PEERS["cudnn"]):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     dtype, code = DTYPES["bf16"]
     calls = []
     masks = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
@@ -118,21 +126,22 @@ def main():
         o = torch.empty_like(q)
         views = [x.transpose(1, 2) for x in (q, k, v, o)]  # [B, H, N, d] views of the same memory
         for causal in masks:
+            run_peer = (lambda q=q, k=k, v=v, causal=causal: fa4(q, k, v, causal)) if args.peer == "fa4" else \
+                (lambda views=views, causal=causal: cudnn(*views[:3], causal))
             calls.append((f"{d}{' causal' if causal else ''}",
-                          lambda views=views, causal=causal: fa(*views, causal, code),
-                          lambda q=q, k=k, v=v, causal=causal: fa4(q, k, v, causal)))
-    for _, run_fa, run_fa4 in calls:  # compile both, outside the profiled range
+                          lambda views=views, causal=causal: fa(*views, causal, code), run_peer))
+    for _, run_fa, run_peer in calls:  # compile both, outside the profiled range
         run_fa()
-        if fa4:
-            run_fa4()
+        if peer_name:
+            run_peer()
     torch.cuda.synchronize()
     torch.cuda.profiler.start()
-    for d, run_fa, run_fa4 in calls:
+    for d, run_fa, run_peer in calls:
         run_fa()
-        if fa4:
-            run_fa4()
+        if peer_name:
+            run_peer()
         torch.cuda.synchronize()
-        print(f"profiled d {d}: fa-jit{', then FlashAttention-4' if fa4 else ''}", flush=True)
+        print(f"profiled d {d}: fa-jit{', then ' + peer_name if peer_name else ''}", flush=True)
     torch.cuda.profiler.stop()
 
 
