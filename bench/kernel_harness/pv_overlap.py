@@ -8,7 +8,8 @@ operations (`ex2`, and `tanh` with softcap) come before the wait (the masked loo
 selects than MUFU operations). Compiled with
 NVRTC as the library does (resources.py); needs nvdisasm or cuobjdump (see resources.py). --mix adds each key step's
 instruction count and most frequent opcodes, turn to turn (d 64 192 x 128: 454 instructions for a thread's 64
-scores, 66 of them MUFU).
+scores, 66 of them MUFU), and with cuobjdump the stall counts ptxas encoded in them, summed (one warp's issue time
+for the step, fixed latencies included).
 
   python3 bench/kernel_harness/pv_overlap.py [--arch sm_90a] [--sources DIR] [--mix] \\
       "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, false>" ...
@@ -50,13 +51,27 @@ def opcode(line):
     return m.group(1) if m else None
 
 
+def stall_cycles(lines, begin, end):
+    """The stall counts ptxas encoded in the instructions of lines[begin:end] (cycles before a warp may issue its next
+    instruction: bits 105-108 of each 128-bit instruction, the high word that cuobjdump prints on the line after it),
+    summed: the step's issue time for one warp on its own, fixed latencies included. None without the encodings
+    (nvdisasm prints none)."""
+    total, found = 0, False
+    for i in range(begin, min(end, len(lines) - 1)):
+        m = re.match(r"\s*/\*\s*0x([0-9a-f]{16})\s*\*/\s*$", lines[i + 1])
+        if opcode(lines[i]) and m:
+            total += (int(m.group(1), 16) >> 41) & 0xF
+            found = True
+    return total if found else None
+
+
 def step_mix(lines, wait):
     """Instructions of the key step around the wait for S at `wait`, from the turn's barrier before it to the next
-    turn's: their number and the most frequent opcodes."""
+    turn's: their number, their summed stall counts (stall_cycles) and the most frequent opcodes."""
     begin = next((i for i in range(wait, -1, -1) if "BAR.SYNC" in lines[i]), 0)
     end = next((i for i in range(wait + 1, len(lines)) if "BAR.SYNC" in lines[i] or "EXIT" in lines[i]), len(lines))
     ops = collections.Counter(op for op in map(opcode, lines[begin:end]) if op)
-    return sum(ops.values()), ops.most_common(8)
+    return sum(ops.values()), stall_cycles(lines, begin, end), ops.most_common(8)
 
 
 def main():
@@ -85,8 +100,9 @@ def main():
         if a.mix:
             waits = [i for i, line in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in line]
             for (_, _, masked), wait in zip(loops, waits):
-                count, top = step_mix(lines, wait)
-                print(f"  {'masked' if masked else 'unmasked'} step: {count} instructions; " +
+                count, cycles, top = step_mix(lines, wait)
+                cycle_text = f", {cycles} stall cycles" if cycles is not None else ""
+                print(f"  {'masked' if masked else 'unmasked'} step: {count} instructions{cycle_text}; " +
                       ", ".join(f"{op} {n}" for op, n in top))
 
 
