@@ -150,12 +150,6 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // which saves the max, its shuffles and O's rescale (bench/NOTES.md, "Softcap without a running max").
     const bool no_max = kBf16 && ScoreMod<kMods>::kSoftcap && !ScoreMod<kMods>::kAlibi && p.softcap_no_max;
 
-    // Experiment switches: how long the producer's and the consumers' mbarrier waits may sleep before they try again
-    // (ns, try_wait's suspend-time hint; 0: the hardware's own limit). Under that limit the producer's one thread,
-    // waiting for a free stage, came back every dozen cycles: 4-5e7 try_wait and branch pairs per call at d 128 / 256
-    // 16k, about 9 % of the kernel's instructions (bench/NOTES.md, "The producer's spin").
-    constexpr unsigned kProducerSuspendNs = 0;
-    constexpr unsigned kConsumerSuspendNs = 0;
     // Whether the kernel may loop over tiles (ws_layout::persistent: its kTileLoop variant, or every variant without
     // the mask at d <= 64 or with a score modifier). It does when the host launches fewer blocks than tiles (short
     // rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
@@ -262,7 +256,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             if (n_block_max == 0) continue;
             const int start = first_visit<kBlockM, kStaggerGroup>(span, bi.m0, stagger);
             if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
-                mbarrier::wait<kProducerSuspendNs>(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
+                mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
                 mbarrier::arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
                 for (int dc = 0; dc < kDBlocks; ++dc)
@@ -273,7 +267,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 // Split-KV decode: the first stage, then the rest once the consumers' Q gather has landed. Every block
                 // starts at once, and the gathers would otherwise wait behind the whole grid's ring of loads
                 // (bench/NOTES.md, "decode-ws: where a call's fixed cost goes").
-                if (kSplit && it == 1) mbarrier::wait<kProducerSuspendNs>(q_full, 0);
+                if (kSplit && it == 1) mbarrier::wait(q_full, 0);
                 const int s = kv_loads % kStages;
                 const int n0 = span.visit(it, start) * kBlockN;
                 if constexpr (kPaged) {
@@ -287,7 +281,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     // 14 % on MQA decode: bench/NOTES.md, "Paged prefill: the producer's waits").
                     const auto load_boxes = [&](unsigned empty, unsigned full, unsigned smem, const TensorMap& map) {
                         if (leader) {
-                            mbarrier::wait<kProducerSuspendNs>(empty, empty_phase);
+                            mbarrier::wait(empty, empty_phase);
                             mbarrier::arrive_expect_tx(full, kKVBytes);
                         }
                         __syncwarp();
@@ -308,13 +302,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     load_boxes(v_empty(s), v_full(s), sV, v_map);
                 } else {
                     const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;  // the first trip finds it empty
-                    mbarrier::wait<kProducerSuspendNs>(k_empty(s), empty_phase);
+                    mbarrier::wait(k_empty(s), empty_phase);
                     mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
                         tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0, bi.head_kv,
                                      map_batch(bi), k_full(s));
-                    mbarrier::wait<kProducerSuspendNs>(v_empty(s), empty_phase);
+                    mbarrier::wait(v_empty(s), empty_phase);
                     mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
@@ -477,7 +471,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 const int valid = (kSplit ? blk.key_end : seqlen_k()) - (span.end - 1) * kBlockN;  // at least 1
                 if (wg != 0 || valid >= kBlockN) return;
                 const int stage = load % kStages;
-                mbarrier::wait<kConsumerSuspendNs>(v_full(stage), (load / kStages) & 1u);
+                mbarrier::wait(v_full(stage), (load / kStages) & 1u);
                 const int row_chunks = (kBlockN - valid) * 8;  // 16-byte chunks past the keys, per column block
                 for (int c = static_cast<int>(threadIdx.x) - 128; c < kDBlocks * row_chunks; c += 128) {
                     const int r = valid + c % row_chunks / 8;  // every chunk of the row: no swizzle to follow
@@ -511,11 +505,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             if constexpr (kSplit)  // nothing to gather: let the producer go on
                 release_q_gathered();
             else
-                mbarrier::wait<kConsumerSuspendNs>(q_full, q_loads++ & 1u);
+                mbarrier::wait(q_full, q_loads++ & 1u);
             for (int it = 0; it < n_block_max; ++it) {
                 const int s = (kv_loads + it) % kStages, phase = ((kv_loads + it) / kStages) & 1;
-                mbarrier::wait<kConsumerSuspendNs>(k_full(s), phase);
-                mbarrier::wait<kConsumerSuspendNs>(v_full(s), phase);
+                mbarrier::wait(k_full(s), phase);
+                mbarrier::wait(v_full(s), phase);
                 release(k_empty(s));
                 release(v_empty(s));
             }
@@ -534,11 +528,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 wgmma::fence_proxy_async();
                 warpgroup::sync(kBarrierConsumers, kConsumerThreads);
             } else {
-                mbarrier::wait<kConsumerSuspendNs>(q_full, q_loads++ & 1u);
+                mbarrier::wait(q_full, q_loads++ & 1u);
             }
             const int kv0 = kv_loads;
             if constexpr (kPaged || kSplit) clean_v_tail(kv0);
-            mbarrier::wait<kConsumerSuspendNs>(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
+            mbarrier::wait(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
             {
                 float acc_s[kNTilesS][4];
                 take_turn();
@@ -572,8 +566,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             const auto key_step = [&](int it, bool masked) {
                 const int sp = (kv0 + it - 1) % kStages;
                 const int s = (kv0 + it) % kStages;
-                mbarrier::wait<kConsumerSuspendNs>(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
-                mbarrier::wait<kConsumerSuspendNs>(k_full(s), ((kv0 + it) / kStages) & 1u);
+                mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
+                mbarrier::wait(k_full(s), ((kv0 + it) / kStages) & 1u);
                 float acc_s[kNTilesS][4];
                 if (kRescaleBeforeTurn) rescale();
                 take_turn();
@@ -618,7 +612,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             }
             // P V of the last key tile.
             const int sp = (kv0 + n_block_max - 1) % kStages;
-            mbarrier::wait<kConsumerSuspendNs>(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
+            mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
             if (kRescaleBeforeTurn) rescale();  // one key tile: O 0, alpha finite
             take_turn();
             issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(acc_o, p_frag,

@@ -27,23 +27,12 @@ FA_JIT_HOST_DEVICE constexpr unsigned long long desc_interleave(unsigned addr, u
            (static_cast<unsigned long long>((sbo_bytes & 0x3FFFFu) >> 4) << 32);
 }
 
-// Experiment switch (bench/kernel_ab.py `wgmma_desc.cuh:kDescAdvance64=true`): desc_advance as one 64-bit add, which
-// ptxas issues as one UIADD3.64 per wgmma descriptor, where the masked 32-bit add below takes a UIADD3 and a UMOV of
-// the unchanged high word into each descriptor's register pair (f16-ws: 96-128 fewer instructions per kernel at d 128
-// / 256; bench/NOTES.md, "The producer's spin").
-constexpr bool kDescAdvance64 = false;
-
 // `desc` with its start address `bytes` further (a multiple of 16): one add to the low word, equal to desc_sw128 of
 // the moved address while that stays below 2^18 bytes, as every shared-memory address does (the address field, bits
-// 0-13, then cannot carry into bit 14 and on: kWide adds to the whole 64 bits, the same value). Unrolled GEMMs step
-// from one base descriptor this way: ptxas then adds a constant per wgmma instead of masking and shifting each
-// address anew.
-template <bool kWide = kDescAdvance64>
+// 0-13, then cannot carry into the leading byte offset). Unrolled GEMMs step from one base descriptor this way: ptxas
+// then adds a constant per wgmma instead of masking and shifting each address anew.
 FA_JIT_HOST_DEVICE constexpr unsigned long long desc_advance(unsigned long long desc, unsigned bytes) {
-    if constexpr (kWide)
-        return desc + (bytes >> 4);
-    else
-        return (desc & 0xFFFFFFFF00000000ull) | static_cast<unsigned>(static_cast<unsigned>(desc) + (bytes >> 4));
+    return (desc & 0xFFFFFFFF00000000ull) | static_cast<unsigned>(static_cast<unsigned>(desc) + (bytes >> 4));
 }
 
 }  // namespace fa_jit::wgmma

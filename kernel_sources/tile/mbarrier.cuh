@@ -28,30 +28,19 @@ __device__ __forceinline__ void arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
-// Whether the phase of parity `parity` has completed. The hardware may suspend the thread for a while first: for up
-// to kSuspendNs nanoseconds where that is not 0 (try_wait's suspend-time hint; the thread sleeps until the barrier
-// moves), else for a limit of its own, which can be only a dozen cycles.
-template <unsigned kSuspendNs = 0>
+// Whether the phase of parity `parity` has completed (the hardware may suspend the thread for a while first).
 __device__ __forceinline__ bool try_wait(unsigned bar, unsigned parity) {
     unsigned done;
-    if constexpr (kSuspendNs > 0)
-        asm volatile(
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity), "r"(kSuspendNs)
-            : "memory");
-    else
-        asm volatile(
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(bar), "r"(parity)
-            : "memory");
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
     return done != 0;
 }
 // Waits until the phase of parity `parity` has completed: its copies' bytes are visible to this thread.
-template <unsigned kSuspendNs = 0>
 __device__ __forceinline__ void wait(unsigned bar, unsigned parity) {
-    while (!try_wait<kSuspendNs>(bar, parity)) {
+    while (!try_wait(bar, parity)) {
     }
 }
 
