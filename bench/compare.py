@@ -934,6 +934,8 @@ def main():
                    help="the paged KV cache rows (bench/compare_paged.py) instead of the prefill rows")
     p.add_argument("--page-sizes", type=int, nargs="+", default=[16, 64, 256],
                    help="the --paged rows' page sizes (multiples of 16)")
+    p.add_argument("--page-order", choices=["random", "ordered"], default="random",
+                   help="the --paged rows' pages shuffled, or in the sequences' order (the paged kernel's own cost)")
     p.add_argument("--mods-seqlen", type=int, default=16384, help="the --mods rows' sequence length (16k tokens)")
     p.add_argument("--ragged-batch", type=int, default=16)
     p.add_argument("--ragged-seqlen-k", type=kilo, default=32768, help="the ragged rows' cache length")

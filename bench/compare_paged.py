@@ -40,13 +40,16 @@ def paged_args(fa, q, pages_k, pages_v, o, causal, code, seqlen_k, table, page_s
     return a
 
 
-def layouts(k, v, gen, page_sizes):
-    """(page size, table, K pages, V pages) for every page size, contiguous first (page size 0)."""
+def layouts(k, v, gen, page_sizes, ordered=False):
+    """(page size, table, K pages, V pages) for every page size, contiguous first (page size 0). ordered: page j of
+    sequence b at b * pages_per_seq + j (batch 1: the contiguous tensor's bytes), which leaves the paged kernel's own
+    cost without the scatter's."""
     b, n = k.shape[0], k.shape[1]
     out = [(0, None, k, v)]
     for ps in page_sizes:
         per_seq = math.ceil(n / ps)
-        perm = torch.randperm(b * per_seq, generator=gen).cuda()
+        perm = torch.arange(b * per_seq) if ordered else torch.randperm(b * per_seq, generator=gen)
+        perm = perm.cuda()
         out.append((ps, perm.view(b, per_seq).int().contiguous(), to_pages(k, ps, perm), to_pages(v, ps, perm)))
     return out
 
@@ -85,7 +88,7 @@ def run_paged_decode(args, fa, fa4, dtype_name):
         picks = sorted({0, b - 1})
         ref = decode_reference(q, k, v, causal, picks)
         line, rows, calls = f"B={b:<3d} Hq={hq} Hkv={hkv} Nq={nq} Nk={nk:<6d}", [], []
-        for ps, table, kp, vp in layouts(k, v, gen, args.page_sizes):
+        for ps, table, kp, vp in layouts(k, v, gen, args.page_sizes, args.page_order == "ordered"):
             row = {"kind": "paged_decode", "dtype": dtype_name, "batch": b, "heads_q": hq, "heads_kv": hkv,
                    "seqlen_q": nq, "seqlen_k": nk, "head_dim": d, "causal": causal, "page_size": ps}
             if ps == 0:
@@ -146,7 +149,7 @@ def run_paged_prefill(args, fa, dtype_name):
             flops = 4.0 * h * d * (n * (n + 1) / 2 if causal else n * n)
             ref = reference_rows(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal, rows_checked)
             line, rows, calls = f"d={d:<3d} H={h:<3d} causal={int(causal)}", [], []
-            for ps, table, kp, vp in layouts(k, v, gen, args.page_sizes):
+            for ps, table, kp, vp in layouts(k, v, gen, args.page_sizes, args.page_order == "ordered"):
                 row = {"kind": "paged_prefill", "dtype": dtype_name, "seqlen": n, "heads": h, "head_dim": d,
                        "causal": causal, "page_size": ps}
                 if ps == 0:

@@ -137,7 +137,7 @@ std::string Problem::label() const {
     if (mods.window()) modifiers += fmt::format(" window{},{}", mods.window_left, mods.window_right);
     if (mods.softcap != 0.f) modifiers += fmt::format(" softcap{:g}", mods.softcap);
     if (mods.alibi) modifiers += " alibi";
-    if (page_size > 0) modifiers += fmt::format(" page{}", page_size);
+    if (page_size > 0) modifiers += fmt::format(" page{}{}", page_size, pages_in_order ? " ordered" : "");
     const std::string shape =
         varlen() ? fmt::format("varlen{}x1..{} T{}", packed_lengths().size(), varlen_max, 1LL * batch * seqlen_q)
                  : fmt::format("B{}", batch);
@@ -200,6 +200,11 @@ void add_options(CLI::App& app, BenchOptions& o) {
     app.add_option("--page-size", o.page_size,
                    "K / V in a paged cache of pages this long (a multiple of 16), in random order; 0: contiguous")
         ->check(CLI::NonNegativeNumber)
+        ->group(mods);
+    app.add_option("--page-order", o.page_order,
+                   "random: the pages shuffled (fixed seed); ordered: page j of sequence b is page b * pages_per_seq "
+                   "+ j, which isolates the paged kernel's cost from the scatter's")
+        ->check(CLI::IsMember({"random", "ordered"}))
         ->group(mods);
     app.add_option("--varlen", o.varlen_max,
                    "pack each problem's batch x seqlen tokens without padding (cu_seqlens) into sequences of lengths "
@@ -394,7 +399,9 @@ std::vector<Problem> make_problems(const BenchOptions& o) {
     if (o.page_size % 16 != 0)
         throw UsageError(fmt::format("--page-size {}: expected a multiple of 16 (0: contiguous)", o.page_size));
     if (o.preset != "serving")
-        for (Problem& p : problems) p.mods = mods, p.page_size = o.page_size, p.varlen_max = o.varlen_max;
+        for (Problem& p : problems)
+            p.mods = mods, p.page_size = o.page_size, p.pages_in_order = o.page_order == "ordered",
+            p.varlen_max = o.varlen_max;
     for (const Problem& p : problems) {
         if (!p.varlen()) continue;
         if (p.seqlen_q != p.seqlen_k)

@@ -45,6 +45,7 @@ struct Problem {
     Layout layout = Layout::bshd;
     ProblemMods mods = {};
     int page_size = 0;  // > 0: K / V in a paged cache of pages this long, in random order (AttentionArgs::block_table)
+    bool pages_in_order = false;  // the pages in the sequences' order instead (B 1: the contiguous tensor's bytes)
     // > 0: the batch's batch * seqlen_q tokens packed without padding (AttentionArgs::cu_seqlens_q / _k,
     // self-attention) into sequences of lengths uniform in 1..varlen_max, fixed seed, the last taking what remains.
     int varlen_max = 0;
@@ -83,8 +84,9 @@ struct BenchOptions {
     std::string window;              // "L,R": sliding window of every problem (-1: unbounded side)
     float softcap = 0.f;
     bool alibi = false;
-    int page_size = 0;   // --page-size: every problem's K / V in pages (a multiple of 16; 0: contiguous)
-    int varlen_max = 0;  // --varlen: every problem's tokens packed into sequences of 1..varlen_max
+    int page_size = 0;                  // --page-size: every problem's K / V in pages (a multiple of 16; 0: contiguous)
+    std::string page_order = "random";  // random | ordered
+    int varlen_max = 0;                 // --varlen: every problem's tokens packed into sequences of 1..varlen_max
 
     // Configs.
     std::string config;  // "64x64w4" (fp32) or "128x64w4s2" (fp16/bf16): force one

@@ -54,14 +54,14 @@ Workspace::Workspace(const Problem& p, InputDistribution inputs) : problem_(p) {
     const std::size_t es = element_size(p.dtype);
     q_elems_ = std::size_t(p.batch) * p.heads * p.seqlen_q * p.head_dim;
     kv_elems_ = std::size_t(p.batch) * p.heads_kv * p.seqlen_k * p.head_dim;
-    if (p.page_size > 0) {  // the sequences' pages in a random order (fixed seed), each page_size rows long
+    if (p.page_size > 0) {  // the sequences' pages in a random order (fixed seed) or in order, page_size rows each
         pages_per_seq_ = std::max(1, (p.seqlen_k + p.page_size - 1) / p.page_size);
         num_pages_ = p.batch * pages_per_seq_;
         kv_elems_ = std::size_t(num_pages_) * p.page_size * p.heads_kv * p.head_dim;
         std::vector<int> table(num_pages_);
         for (int i = 0; i < num_pages_; ++i) table[i] = i;
         std::mt19937 rng(42);
-        std::shuffle(table.begin(), table.end(), rng);
+        if (!p.pages_in_order) std::shuffle(table.begin(), table.end(), rng);
         block_table_ = DeviceBuffer(table.size() * sizeof(int));
         block_table_.upload(table.data(), table.size() * sizeof(int));
     }
