@@ -232,10 +232,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // ---- producer ---------------------------------------------------------------------------------------------------
     if (warp < 4) {
         warpgroup::release_registers<ws_layout::kProducerRegisters>();
-        // One thread issues the loads; a paged cache keeps its warp, whose lanes look the pages of a tile up at once.
+        // One thread issues the loads; a paged cache whose tiles take many boxes keeps its warp, whose lanes look the
+        // pages of a tile up at once.
         if (kPaged ? warp != 0 : threadIdx.x != 0) return;
-        const bool leader = !kPaged || lane == 0;
-        if (leader) {
+        if (!kPaged || lane == 0) {
             tma::prefetch_map(q_map);
             tma::prefetch_map(k_map);
             tma::prefetch_map(v_map);
@@ -246,76 +246,103 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         // producer's waits").
         const bool flat = kRowGroups && p.page_row_groups > 0;  // row groups of every page in one dim
         const int box = kRowGroups && !flat ? 8 : ws_layout::paged_box_rows(p.page_size, kBlockN);
-        const int r = lane * box;
-        int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
-        for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
-            const BlockIndex bi = block_at(tile);
-            const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
-            // tile_at's extra tile (a causal head's odd tile count) has no rows
-            const int n_block_max = kCausal && kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();
-            if (n_block_max == 0) continue;
-            const int start = first_visit<kBlockM, kStaggerGroup>(span, bi.m0, stagger);
-            if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
-                mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
-                mbarrier::arrive_expect_tx(q_full, kQBytes);
-#pragma unroll
-                for (int dc = 0; dc < kDBlocks; ++dc)
-                    tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head, map_batch(bi),
-                                 q_full);
-            }
-            for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
-                // Split-KV decode: the first stage, then the rest once the consumers' Q gather has landed. Every block
-                // starts at once, and the gathers would otherwise wait behind the whole grid's ring of loads
-                // (bench/NOTES.md, "decode-ws: where a call's fixed cost goes").
-                if (kSplit && it == 1) mbarrier::wait(q_full, 0);
-                const int s = kv_loads % kStages;
-                const int n0 = span.visit(it, start) * kBlockN;
-                if constexpr (kPaged) {
-                    int in_page = 0, page = 0;
-                    if (r < kBlockN)  // looked up before the waits, which hide the latency
-                        page = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch).page_of(n0 + r, in_page);
-                    const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;
-                    // One tensor's boxes once its stage is free (the leader waits and expects the bytes): K's before
-                    // the wait for V's stage, as without pages. Waiting for both stages first held K's load back until
-                    // the P V before it completed; that producer ran 1-20 % slower (H200, d 64-128, pages of 16-16384;
-                    // 14 % on MQA decode: bench/NOTES.md, "Paged prefill: the producer's waits").
-                    const auto load_boxes = [&](unsigned empty, unsigned full, unsigned smem, const TensorMap& map) {
-                        if (leader) {
-                            mbarrier::wait(empty, empty_phase);
-                            mbarrier::arrive_expect_tx(full, kKVBytes);
-                        }
-                        __syncwarp();
-                        if (kRowGroups && r < kBlockN) {  // (64 columns, 8 rows, column blocks, ...)
-                            const int c1 = flat ? 0 : in_page;
-                            const int c3 = flat ? page * p.page_row_groups + in_page / 8 : bi.head_kv;
-                            const int c4 = flat ? bi.head_kv : page;
-                            tma::load_5d(smem + s * kKVBytes + r / 8 * KvLayout::kGroupStride, map, 0, c1, 0, c3, c4,
-                                         full);
-                        } else if (r < kBlockN) {
-#pragma unroll
-                            for (int dc = 0; dc < kDBlocks; ++dc)
-                                tma::load_4d(smem + s * kKVBytes + dc * (kBlockN * 128u) + r * 128u, map, dc * 64,
-                                             in_page, bi.head_kv, page, full);
-                        }
-                    };
-                    load_boxes(k_empty(s), k_full(s), sK, k_map);
-                    load_boxes(v_empty(s), v_full(s), sV, v_map);
-                } else {
-                    const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;  // the first trip finds it empty
-                    mbarrier::wait(k_empty(s), empty_phase);
-                    mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
+        // Tiles of at most kAloneBoxes boxes: one thread looks them up and loads them, the other lanes leave. The loop
+        // below is compiled twice (inlined at two calls): for one thread, where ptxas knows the thread (threadIdx.x ==
+        // 0) and keeps the waits and addresses warp-uniform, and for the warp, whose retries of a wait are made safe
+        // for a diverged warp (YIELD) and whose lanes meet at __syncwarp every stage; that warp ran 1.5 % slower at d
+        // 64 (bench/NOTES.md, "Paged d 64: the producer warp").
+        constexpr int kAloneBoxes = 2;
+        // one_thread: this thread loads every box of a tile, from row r on; else lane i loads box i (r = i * box).
+        const auto produce = [&](bool one_thread, int r) __attribute__((always_inline)) {
+            const bool leader = one_thread || lane == 0;  // waits for the stages and expects their bytes
+            const int boxes = one_thread ? kAloneBoxes : 1;
+            int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
+            for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
+                const BlockIndex bi = block_at(tile);
+                const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
+                // tile_at's extra tile (a causal head's odd tile count) has no rows
+                const int n_block_max = kCausal && kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();
+                if (n_block_max == 0) continue;
+                const int start = first_visit<kBlockM, kStaggerGroup>(span, bi.m0, stagger);
+                if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
+                    mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
+                    mbarrier::arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
-                        tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0, bi.head_kv,
-                                     map_batch(bi), k_full(s));
-                    mbarrier::wait(v_empty(s), empty_phase);
-                    mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
+                        tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head, map_batch(bi),
+                                     q_full);
+                }
+                for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
+                    // Split-KV decode: the first stage, then the rest once the consumers' Q gather has landed. Every
+                    // block starts at once, and the gathers would otherwise wait behind the whole grid's ring of loads
+                    // (bench/NOTES.md, "decode-ws: where a call's fixed cost goes").
+                    if (kSplit && it == 1) mbarrier::wait(q_full, 0);
+                    const int s = kv_loads % kStages;
+                    const int n0 = span.visit(it, start) * kBlockN;
+                    if constexpr (kPaged) {
+                        int in_page[kAloneBoxes] = {}, page[kAloneBoxes] = {};
+                        const auto mine = [&](int i) { return i < boxes && r + i * box < kBlockN; };
 #pragma unroll
-                    for (int dc = 0; dc < kDBlocks; ++dc)
-                        tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0, bi.head_kv,
-                                     map_batch(bi), v_full(s));
+                        for (int i = 0; i < kAloneBoxes; ++i)  // looked up before the waits, which hide the latency
+                            if (mine(i))
+                                page[i] = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch)
+                                              .page_of(n0 + r + i * box, in_page[i]);
+                        const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;
+                        // One tensor's boxes once its stage is free (the leader waits and expects the bytes): K's
+                        // before the wait for V's stage, as without pages. Waiting for both stages first held K's load
+                        // back until the P V before it completed; that producer ran 1-20 % slower (H200, d 64-128,
+                        // pages of 16-16384; 14 % on MQA decode: bench/NOTES.md, "Paged prefill: the producer's
+                        // waits").
+                        const auto load_boxes = [&](unsigned empty, unsigned full, unsigned smem,
+                                                    const TensorMap& map) {
+                            if (leader) {
+                                mbarrier::wait(empty, empty_phase);
+                                mbarrier::arrive_expect_tx(full, kKVBytes);
+                            }
+                            if (!one_thread) __syncwarp();  // the bytes expected before any box lands
+#pragma unroll
+                            for (int i = 0; i < kAloneBoxes; ++i) {
+                                if (!mine(i)) continue;
+                                const int ri = r + i * box;
+                                if (kRowGroups) {  // (64 columns, 8 rows, column blocks, ...)
+                                    const int c1 = flat ? 0 : in_page[i];
+                                    const int c3 = flat ? page[i] * p.page_row_groups + in_page[i] / 8 : bi.head_kv;
+                                    const int c4 = flat ? bi.head_kv : page[i];
+                                    tma::load_5d(smem + s * kKVBytes + ri / 8 * KvLayout::kGroupStride, map, 0, c1, 0,
+                                                 c3, c4, full);
+                                } else {
+#pragma unroll
+                                    for (int dc = 0; dc < kDBlocks; ++dc)
+                                        tma::load_4d(smem + s * kKVBytes + dc * (kBlockN * 128u) + ri * 128u, map,
+                                                     dc * 64, in_page[i], bi.head_kv, page[i], full);
+                                }
+                            }
+                        };
+                        load_boxes(k_empty(s), k_full(s), sK, k_map);
+                        load_boxes(v_empty(s), v_full(s), sV, v_map);
+                    } else {
+                        const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;  // the first trip finds it empty
+                        mbarrier::wait(k_empty(s), empty_phase);
+                        mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
+#pragma unroll
+                        for (int dc = 0; dc < kDBlocks; ++dc)
+                            tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0,
+                                         bi.head_kv, map_batch(bi), k_full(s));
+                        mbarrier::wait(v_empty(s), empty_phase);
+                        mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
+#pragma unroll
+                        for (int dc = 0; dc < kDBlocks; ++dc)
+                            tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0,
+                                         bi.head_kv, map_batch(bi), v_full(s));
+                    }
                 }
             }
+        };
+        if (!kPaged || (kBlockN + box - 1) / box <= kAloneBoxes) {
+            if (threadIdx.x != 0) return;
+            produce(true, 0);
+        } else {
+            produce(false, lane * box);
         }
         return;
     }
