@@ -240,17 +240,16 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             tma::prefetch_map(k_map);
             tma::prefetch_map(v_map);
         }
-        // Paged: lane i loads box i of each key tile (paged_box_rows rows, or 8), from its page. Worked out once: a
-        // step of this warp issues its loads only after the page lookup and the waits, and the box's gcd recomputed
-        // in every step made the producer the bottleneck (5-20 % slower: bench/NOTES.md, "Paged prefill: the
-        // producer's waits").
+        // Paged: each key tile in boxes of paged_box_rows rows (or 8), each from its page, looked up before the waits.
+        // The box size is worked out once: recomputed in every step it made the producer the bottleneck (5-20 %
+        // slower: bench/NOTES.md, "Paged prefill: the producer's waits").
         const bool flat = kRowGroups && p.page_row_groups > 0;  // row groups of every page in one dim
         const int box = kRowGroups && !flat ? 8 : ws_layout::paged_box_rows(p.page_size, kBlockN);
-        // Tiles of at most kAloneBoxes boxes: one thread looks them up and loads them, the other lanes leave. The loop
-        // below is compiled twice (inlined at two calls): for one thread, where ptxas knows the thread (threadIdx.x ==
-        // 0) and keeps the waits and addresses warp-uniform, and for the warp, whose retries of a wait are made safe
-        // for a diverged warp (YIELD) and whose lanes meet at __syncwarp every stage; that warp ran 1.5 % slower at d
-        // 64 (bench/NOTES.md, "Paged d 64: the producer warp").
+        // A tile of at most kAloneBoxes boxes: one thread loads them all (the other lanes leave); more: lane i loads
+        // box i. The loop below is inlined at both calls, each copy compiled for its case: in the one-thread copy
+        // ptxas knows the thread (threadIdx.x == 0) and keeps the waits and their addresses warp-uniform; the warp's
+        // copy retries its waits in loops safe for a diverged warp (YIELD) and meets at __syncwarp every stage, which
+        // ran 1.5 % slower at d 64 (bench/NOTES.md, "Paged d 64: the producer warp").
         constexpr int kAloneBoxes = 2;
         // one_thread: this thread loads every box of a tile, from row r on; else lane i loads box i (r = i * box).
         const auto produce = [&](bool one_thread, int r) __attribute__((always_inline)) {
