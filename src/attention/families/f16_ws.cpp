@@ -88,7 +88,8 @@ public:
         const bool alibi_columns =
             ws_layout::alibi_on_tensor_cores(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.mods.alibi,
                                              s.mods.softcap, s.mods.window, false);
-        return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, alibi_columns);
+        return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, alibi_columns,
+                                     table_map(s));
     }
 
     // A kernel that may loop over tiles (ws_layout::persistent) takes a 1-d grid: for short rows one block per SM (or
@@ -98,8 +99,9 @@ public:
     // block per tile in (query tile, head, batch).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
+        const bool per_sequence_keys = spec.mods.window || spec.varlen || spec.paged;  // a block per tile
         if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n,
-                                   spec.mods.window || spec.varlen || spec.paged, spec.tile_loop, spec.mods.any()))
+                                   per_sequence_keys, spec.tile_loop, spec.mods.any(), table_map(spec)))
             return plan;
         // Causal pairs: an odd number of query tiles per head gets one more, without rows (tile/coords.cuh).
         const long long per_head = plan.launches[0].grid[0] + (spec.causal ? plan.launches[0].grid[0] % 2 : 0);
@@ -109,7 +111,7 @@ public:
                        std::to_string(tiles));
         const long long sms = std::max(device.multiprocessors, 1);
         long long blocks = tiles;
-        if ((spec.causal || ws_layout::loops_over_tiles(a.seqlen_k)) && tiles > sms)
+        if (!per_sequence_keys && (spec.causal || ws_layout::loops_over_tiles(a.seqlen_k)) && tiles > sms)
             blocks = spec.causal ? std::min(sms, tiles / 2) : sms;  // causal: an even count
         KernelLaunch& l = plan.launches[0];
         l.grid[0] = static_cast<unsigned>(blocks);
@@ -120,7 +122,12 @@ public:
     // The kernel takes the TMA descriptors of Q, K and V beside the parameters, encoded for this call.
     void launch_kernel(const AttentionKernelSpec& spec, int, const Kernel& kernel, const LaunchConfig& config,
                        const AttentionParams& params, const AttentionArgs& a) const override {
-        launch_with_ws_maps(kernel, config, params, a, spec);
+        launch_with_ws_maps(kernel, config, params, a, spec, table_map(spec));
+    }
+
+private:
+    static bool table_map(const AttentionKernelSpec& s) {
+        return ws_layout::paged_table_map(s.paged, s.causal, s.head_dim, s.varlen, s.mods.any(), false);
     }
 };
 
