@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     static_assert(ws_layout::legal(kBlockM, kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
     static_assert(!kSplit || kBlockM == 128, "split-KV decode packs 128 rows per block");
     static_assert(!ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kVarlen, kMods != 0, kSplit) ||
-                      kBlockN <= 16 * ws_layout::kTableEntries,
+                      kBlockN <= 128,
                   "a key tile's pages fit the table copy");
 
     extern __shared__ float4 smem_raw[];
@@ -262,13 +262,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         // ptxas knows the thread (threadIdx.x == 0) and keeps the waits and their addresses warp-uniform; the warp's
         // copy retries its waits in loops safe for a diverged warp (YIELD) and meets at __syncwarp every stage, which
         // ran 1.5 % slower at d 64 (bench/NOTES.md, "Paged d 64: the producer warp").
-        constexpr int kAloneBoxes = kTableMap ? ws_layout::kTableEntries : 2;
+        constexpr int kAloneBoxes = kTableMap ? kBlockN / 16 : 2;  // kTableMap: every box of a tile
         // one_thread: this thread loads every box of a tile, from row r on; else lane i loads box i (r = i * box).
         const auto produce = [&](bool one_thread, int r) __attribute__((always_inline)) {
             const bool leader = one_thread || lane == 0;  // waits for the stages and expects their bytes
             const int boxes = one_thread ? kAloneBoxes : 1;
             int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
-            int table_loads = 0;
+            int table_loads = 0, window = -1;  // kTableMap: the table fetches, and the first entry of the last one
             for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
                 const BlockIndex bi = block_at(tile);
                 const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
@@ -296,14 +296,20 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                         const auto mine = [&](int i) { return i < boxes && r + i * box < kBlockN; };
                         // kTableMap: the tile's entries by TMA (entry first_entry on: the 16-bit halves of the table
                         // from the map's base), each box's page then read from shared memory as it loads.
-                        const int first_entry = kTableMap ? pages.entry_of(n0) : 0;
+                        // A window of the table's entries, fetched again only when the tile's pages leave it. The box
+                        // starts at a 16-byte boundary of the map (TMA's inner coordinate), up to 3 entries before
+                        // the tile's first.
                         if constexpr (kTableMap) {
-                            mbarrier::arrive_expect_tx(table_full, 4u * ws_layout::kTableEntries);
-                            tma::load_2d(s_table, table_map,
-                                         2 * (bi.batch * p.pages_per_seq + first_entry) + p.table_map_offset, 0,
-                                         table_full);
-                            mbarrier::wait(table_full, table_loads++ & 1u);
+                            const int e0 = pages.entry_of(n0), e1 = pages.entry_of(n0 + kBlockN - 1);
+                            if (window < 0 || e0 < window || e1 >= window + ws_layout::kTableEntries) {
+                                const int first_half = 2 * (bi.batch * p.pages_per_seq + e0) + p.table_map_offset;
+                                window = e0 - (first_half & 7) / 2;
+                                mbarrier::arrive_expect_tx(table_full, 2u * ws_layout::kTableBoxHalves);
+                                tma::load_2d(s_table, table_map, first_half & ~7, 0, table_full);
+                                mbarrier::wait(table_full, table_loads++ & 1u);
+                            }
                         }
+                        const int first_entry = kTableMap ? window : 0;
                         int in_page[kTableMap ? 1 : kAloneBoxes] = {}, page[kTableMap ? 1 : kAloneBoxes] = {};
 #pragma unroll
                         for (int i = 0; i < kAloneBoxes; ++i)  // looked up before the waits, which hide the latency

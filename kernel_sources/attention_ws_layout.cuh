@@ -49,8 +49,9 @@ FA_JIT_HOST_DEVICE constexpr bool paged_table_map(bool paged, bool causal, int h
                                                   bool split) {
     return paged && !causal && padded_head_dim(head_dim) == 64 && !varlen && !score_mods && !split;
 }
-constexpr int kTableEntries = 8;  // a key tile's pages: 128 keys on pages of 16 at most
-constexpr int kTableBytes = 192;  // the mbarrier (8 after 16-byte alignment), the entries (32) 128-byte aligned
+constexpr int kTableEntries = 64;  // the window of entries fetched at once: at least a key tile's (8 on pages of 16)
+constexpr int kTableBoxHalves = 2 * (kTableEntries + 4);  // from a 16-byte boundary: up to 3 entries before
+constexpr int kTableBytes = 512;  // the mbarrier (8 after 16-byte alignment), the box (136 bytes) 128-byte aligned
 
 // The most keys per step of a 192-row tile: a consumer's S, P and O fit its 160 registers without spills (ptxas of
 // NVRTC 13.0 with the wgmma descriptors in uniform registers: d 128 spills 80 bytes at 96 keys, d 96 268 at 128;

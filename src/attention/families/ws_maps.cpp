@@ -77,7 +77,7 @@ CUtensorMap block_table_map(const AttentionArgs& a, int& offset_halves) {
     d.dims[0] = static_cast<std::uint64_t>(offset_halves) + 2ull * a.batch * a.pages_per_seq;
     d.dims[1] = 1;
     d.strides_bytes[1] = (d.dims[0] * 2 + 15) / 16 * 16;  // one row: never used
-    d.box[0] = 2 * ws_layout::kTableEntries, d.box[1] = 1;
+    d.box[0] = ws_layout::kTableBoxHalves, d.box[1] = 1;
     d.swizzle_128b = false;
     return encode_tensor_map_16bit(d);
 }
