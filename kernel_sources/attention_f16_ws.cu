@@ -146,7 +146,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto s_alibi_slope = [&](int wg) { return s_alibi + ws_layout::kAlibiSlopeBytes * wg; };
     const unsigned s_alibi_keys = s_alibi + ws_layout::kAlibiSlopeBytes * kConsumers;
     // kTableMap: in the same place (no ALiBi there), the mbarrier of a key tile's table entries, then the entries.
-    const unsigned table_full = s_alibi, s_table = (s_alibi + 8u + 127u) & ~127u;  // TMA: 128-byte aligned
+    // and of a ragged last tile's V, which the producer zeroes past the keys before it lets the consumers read it.
+    const unsigned table_full = s_alibi, v_tail_full = s_alibi + 8u;
+    const unsigned s_table = (s_alibi + 16u + 127u) & ~127u;  // TMA: 128-byte aligned
     // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
     // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
     // bench/NOTES.md, "K released after S, V after P V").
@@ -236,7 +238,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             mbarrier::init(k_empty(s), kConsumerWarps);
             mbarrier::init(v_empty(s), kConsumerWarps);
         }
-        if (kTableMap) mbarrier::init(table_full, 1);
+        if (kTableMap) mbarrier::init(table_full, 1), mbarrier::init(v_tail_full, 1);
         mbarrier::fence_init();
     }
     __syncthreads();
@@ -246,7 +248,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         warpgroup::release_registers<ws_layout::kProducerRegisters>();
         // One thread issues the loads; a paged cache whose tiles take many boxes keeps its warp, whose lanes look the
         // pages of a tile up at once.
-        if (kPaged ? warp != 0 : threadIdx.x != 0) return;
+        if (kPaged && !kTableMap ? warp != 0 : threadIdx.x != 0) return;
         if (!kPaged || lane == 0) {
             tma::prefetch_map(q_map);
             tma::prefetch_map(k_map);
@@ -269,6 +271,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             const int boxes = one_thread ? kAloneBoxes : 1;
             int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
             int table_loads = 0, window = -1;  // kTableMap: the table fetches, and the first entry of the last one
+            int v_tails = 0;
             for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
                 const BlockIndex bi = block_at(tile);
                 const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
@@ -354,7 +357,21 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                             }
                         };
                         load_boxes(k_empty(s), k_full(s), sK, k_map);
-                        load_boxes(v_empty(s), v_full(s), sV, v_map);
+                        // kTableMap: a tile past the keys' end (the ragged last one, visited first) lands on a barrier
+                        // of its own; its V rows past the keys, which may hold anything, become zeros (P V would
+                        // multiply them by P = 0), visible to the wgmmas, and only then is V full.
+                        const int valid = seqlen_k() - n0;
+                        const bool v_tail = kTableMap && valid < kBlockN;
+                        load_boxes(v_empty(s), v_tail ? v_tail_full : v_full(s), sV, v_map);
+                        if (v_tail) {
+                            mbarrier::wait(v_tail_full, v_tails++ & 1u);
+                            for (int c = valid * 8; c < kBlockN * 8; ++c)
+#pragma unroll
+                                for (int dc = 0; dc < kDBlocks; ++dc)
+                                    ptx::st_shared_zero16(sV + s * kKVBytes + KvLayout::offset(c / 8, dc * 8 + c % 8));
+                            wgmma::fence_proxy_async();
+                            mbarrier::arrive(v_full(s));
+                        }
                     } else {
                         const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;  // the first trip finds it empty
                         mbarrier::wait(k_empty(s), empty_phase);
@@ -595,7 +612,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 mbarrier::wait(q_full, q_loads++ & 1u);
             }
             const int kv0 = kv_loads;
-            if constexpr (kPaged || kSplit) clean_v_tail(kv0);
+            if constexpr ((kPaged && !kTableMap) || kSplit) clean_v_tail(kv0);  // kTableMap: the producer's
             mbarrier::wait(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
             {
                 float acc_s[kNTilesS][4];
