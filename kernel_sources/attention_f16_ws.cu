@@ -41,7 +41,8 @@
 //
 // Launch: block ws_layout::threads(kBlockM) threads (384 or 512), dynamic shared memory
 // ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages). Where the kernel may loop (ws_layout::persistent:
-// kTileLoop or loop_in_every_variant, without a window, packed sequences or pages) a 1-d grid: block b works on tiles
+// kTileLoop or loop_in_every_variant, without a window, packed sequences or pages but for ws_layout::paged_table_map,
+// where a block takes one tile) a 1-d grid: block b works on tiles
 // b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x) and 2 (b + gridDim.x) + 1,
 // ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2), looping over tiles
 // for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles; under the causal mask min(tiles / 2, SMs) where
@@ -123,8 +124,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockM, kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
     static_assert(!kSplit || kBlockM == 128, "split-KV decode packs 128 rows per block");
-    static_assert(!ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kVarlen, kMods != 0, kSplit) ||
-                      kBlockN <= 128,
+    static_assert(!ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kVarlen, kMods != 0, kSplit) || kBlockN <= 128,
                   "a key tile's pages fit the table copy");
 
     extern __shared__ float4 smem_raw[];
@@ -164,10 +164,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // A paged cache read as the contiguous kernel reads (ws_layout::paged_table_map): the loop, the stagger, the table
     // by TMA and its check after the key loops.
     constexpr bool kTableMap = ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kVarlen, kMods != 0, kSplit);
-    constexpr bool kPersistent =
-        !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
-                                         (kMods & mods::kWindow) != 0 || kVarlen || kPaged, kTileLoop, kMods != 0,
-                                         kTableMap);
+    constexpr bool kPersistent = !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
+                                                                  (kMods & mods::kWindow) != 0 || kVarlen || kPaged,
+                                                                  kTileLoop, kMods != 0, kTableMap);
     static_assert(
         !kTileLoop || (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false, kMods != 0)),
         "kTileLoop: ws_layout::tile_loop");
@@ -318,8 +317,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                         for (int i = 0; i < kAloneBoxes; ++i)  // looked up before the waits, which hide the latency
                             if (!kTableMap && mine(i)) page[i] = pages.page_of(n0 + r + i * box, in_page[i]);
                         const auto box_page = [&](int i, int& row) {
-                            if constexpr (kTableMap)
-                                return pages.page_of(n0 + r + i * box, row, first_entry, s_table);
+                            if constexpr (kTableMap) return pages.page_of(n0 + r + i * box, row, first_entry, s_table);
                             row = in_page[i];
                             return page[i];
                         };
@@ -336,7 +334,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                                 mbarrier::arrive_expect_tx(full, kKVBytes);
                             }
                             if (!one_thread) __syncwarp();  // the bytes expected before any box lands
-#pragma unroll
+// kTableMap: a loop over up to 8 boxes (pages of 16). Unrolled, they left ptxas a consumer schedule 2 % slower than
+// with 2 boxes (H200, bench/NOTES.md, "Paged d 64 with the block table by TMA"); the loop is not yet timed.
+#pragma unroll(kTableMap ? 1 : kAloneBoxes)
                             for (int i = 0; i < kAloneBoxes; ++i) {
                                 if (!mine(i)) continue;
                                 const int ri = r + i * box;
@@ -578,10 +578,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         // A paged sequence whose table names a page outside the cache has no keys: the tiles the producer loads
         // anyway are waited for and released unread, and the rows get O = 0, LSE = -inf. kTableMap checks after the
         // key loops instead (below).
-        const bool bad_table =
-            kPaged && !kTableMap &&
-            warpgroup::any(kBarrierConsumers, kConsumerThreads,
-                           !pages_ok(p, bi.batch, seqlen_k(), threadIdx.x - 128, kConsumerThreads));
+        const bool bad_table = kPaged && !kTableMap &&
+                               warpgroup::any(kBarrierConsumers, kConsumerThreads,
+                                              !pages_ok(p, bi.batch, seqlen_k(), threadIdx.x - 128, kConsumerThreads));
         if (bad_table && n_block_max > 0) {
             if constexpr (kSplit)  // nothing to gather: let the producer go on
                 release_q_gathered();

@@ -82,9 +82,9 @@ FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n
 }
 // The dynamic shared memory of a kernel with or without the ALiBi columns' operands.
 FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_dim, int stages, bool alibi_columns,
-                                             bool table_map = false) {
-    return smem_bytes(block_m, block_n, head_dim, stages) + (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0) +
-           (table_map ? kTableBytes : 0);
+                                            bool table_map = false) {
+    return smem_bytes(block_m, block_n, head_dim, stages) +
+           (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0) + (table_map ? kTableBytes : 0);
 }
 
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int head_dim, int stages) {

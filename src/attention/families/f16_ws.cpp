@@ -100,8 +100,8 @@ public:
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
         const bool per_sequence_keys = spec.mods.window || spec.varlen || spec.paged;  // a block per tile
-        if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n,
-                                   per_sequence_keys, spec.tile_loop, spec.mods.any(), table_map(spec)))
+        if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n, per_sequence_keys,
+                                   spec.tile_loop, spec.mods.any(), table_map(spec)))
             return plan;
         // Causal pairs: an odd number of query tiles per head gets one more, without rows (tile/coords.cuh).
         const long long per_head = plan.launches[0].grid[0] + (spec.causal ? plan.launches[0].grid[0] % 2 : 0);
@@ -119,7 +119,8 @@ public:
         return plan;
     }
 
-    // The kernel takes the TMA descriptors of Q, K and V beside the parameters, encoded for this call.
+    // The kernel takes the TMA descriptors of Q, K and V beside the parameters, encoded for this call, and that of a
+    // paged cache's block table where it reads the table by TMA (ws_layout::paged_table_map).
     void launch_kernel(const AttentionKernelSpec& spec, int, const Kernel& kernel, const LaunchConfig& config,
                        const AttentionParams& params, const AttentionArgs& a) const override {
         launch_with_ws_maps(kernel, config, params, a, spec, table_map(spec));
