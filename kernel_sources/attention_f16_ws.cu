@@ -2,10 +2,15 @@
 // (src/attention/families/f16_ws.cpp) and, with kSplit, "decode-ws" (decode_ws.cpp).
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
-//             bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false>
+//             bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false,
+//             bool kTableMap = false>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
 //                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
-//                                        k_map, const __grid_constant__ TensorMap v_map);
+//                                        k_map, const __grid_constant__ TensorMap v_map,
+//                                        const __grid_constant__ TensorMap table_map);
+//
+// kTableMap: a paged cache whose block table the producer reads by TMA through table_map (ws_layout::paged_table_map,
+// pages of ws_layout::table_map_pages); other kernels never read table_map (the host passes k_map there).
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
 //
@@ -97,7 +102,8 @@
 namespace fa_jit {
 
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
-          bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false>
+          bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false,
+          bool kTableMap = false>
 __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     attention_fwd_f16_ws(const __grid_constant__ AttentionParams p, const __grid_constant__ TensorMap q_map,
                          const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map,
@@ -124,8 +130,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockM, kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
     static_assert(!kSplit || kBlockM == 128, "split-KV decode packs 128 rows per block");
-    static_assert(!ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kVarlen, kMods != 0, kSplit) || kBlockN <= 128,
-                  "a key tile's pages fit the table copy");
+    static_assert(
+        !kTableMap || ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kBlockN, kVarlen, kMods != 0, kSplit),
+        "a block-table map only where ws_layout::paged_table_map");
 
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
@@ -161,9 +168,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // Whether the kernel may loop over tiles (ws_layout::persistent: its kTileLoop variant, or every variant without
     // the mask at d <= 64 or with a score modifier). It does when the host launches fewer blocks than tiles (short
     // rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
-    // A paged cache read as the contiguous kernel reads (ws_layout::paged_table_map): the loop, the stagger, the table
-    // by TMA and its check after the key loops.
-    constexpr bool kTableMap = ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kVarlen, kMods != 0, kSplit);
+    // kTableMap: a paged cache read as the contiguous kernel reads: the loop, the stagger, the table by TMA and its
+    // check after the key loops.
     constexpr bool kPersistent = !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
                                                                   (kMods & mods::kWindow) != 0 || kVarlen || kPaged,
                                                                   kTileLoop, kMods != 0, kTableMap);
@@ -263,7 +269,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         // ptxas knows the thread (threadIdx.x == 0) and keeps the waits and their addresses warp-uniform; the warp's
         // copy retries its waits in loops safe for a diverged warp (YIELD) and meets at __syncwarp every stage, which
         // ran 1.5 % slower at d 64 (bench/NOTES.md, "Paged d 64: the producer warp").
-        constexpr int kAloneBoxes = kTableMap ? kBlockN / 16 : 2;  // kTableMap: every box of a tile
+        constexpr int kAloneBoxes = 2;  // kTableMap: pages of whole half tiles (ws_layout::table_map_pages)
         // one_thread: this thread loads every box of a tile, from row r on; else lane i loads box i (r = i * box).
         const auto produce = [&](bool one_thread, int r) __attribute__((always_inline)) {
             const bool leader = one_thread || lane == 0;  // waits for the stages and expects their bytes
@@ -334,9 +340,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                                 mbarrier::arrive_expect_tx(full, kKVBytes);
                             }
                             if (!one_thread) __syncwarp();  // the bytes expected before any box lands
-// kTableMap: a loop over up to 8 boxes (pages of 16). Unrolled, they left ptxas a consumer schedule 2 % slower than
-// with 2 boxes (H200, bench/NOTES.md, "Paged d 64 with the block table by TMA"); the loop is not yet timed.
-#pragma unroll(kTableMap ? 1 : kAloneBoxes)
+#pragma unroll
                             for (int i = 0; i < kAloneBoxes; ++i) {
                                 if (!mine(i)) continue;
                                 const int ri = r + i * box;

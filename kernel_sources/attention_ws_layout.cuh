@@ -39,15 +39,20 @@ FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_d
 }
 
 // A paged cache read the way the contiguous kernel reads (d <= 64 without the mask, score modifiers, packed queries or
-// split-KV): the kernel keeps the loop and the staggered first tiles of the contiguous kernel, the producer gets each
-// key tile's block-table entries by TMA (a 2-d map of the table's bytes, kTableEntries entries into shared memory,
+// split-KV, key tiles of at most 128 rows, pages of whole half tiles: every tile in one or two TMA boxes): the kernel
+// (kTableMap) keeps the loop and the staggered first tiles of the contiguous kernel, the producer gets each key tile's
+// block-table entries by TMA (a 2-d map of the table's 16-bit halves, kTableEntries entries into shared memory,
 // kTableBytes after the barriers with their own mbarrier) and the consumers check the table after the key loops.
 // ptxas schedules the consumers from the whole kernel: with table loads in the producer's loop, or the check before
 // the key loops, it gave them a schedule 5 % slower than the contiguous kernel's (bench/NOTES.md, "Paged d 64: the gap
-// is the consumers' schedule").
-FA_JIT_HOST_DEVICE constexpr bool paged_table_map(bool paged, bool causal, int head_dim, bool varlen, bool score_mods,
-                                                  bool split) {
-    return paged && !causal && padded_head_dim(head_dim) == 64 && !varlen && !score_mods && !split;
+// is the consumers' schedule"). Smaller pages keep the other paged kernel: one thread loading 4-8 boxes a tile ran
+// 13-30 % slower than a lane per box (H200, pages of 16 and 48).
+FA_JIT_HOST_DEVICE constexpr bool paged_table_map(bool paged, bool causal, int head_dim, int block_n, bool varlen,
+                                                  bool score_mods, bool split) {
+    return paged && !causal && padded_head_dim(head_dim) == 64 && block_n <= 128 && !varlen && !score_mods && !split;
+}
+FA_JIT_HOST_DEVICE constexpr bool table_map_pages(int page_size, int block_n) {
+    return page_size > 0 && page_size % (block_n / 2) == 0;
 }
 constexpr int kTableEntries = 64;  // the window of entries fetched at once: at least a key tile's (8 on pages of 16)
 constexpr int kTableBoxHalves = 2 * (kTableEntries + 4);  // from a 16-byte boundary: up to 3 entries before

@@ -1,8 +1,12 @@
 #include "attention/families/ws_maps.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
+#include <string>
 
+#include "attention/validate.hpp"
 #include "attention_ws_layout.cuh"
 #include "fa_jit/jit.hpp"
 
@@ -85,7 +89,7 @@ CUtensorMap block_table_map(const AttentionArgs& a, int& offset_halves) {
 }  // namespace
 
 void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const AttentionParams& params,
-                         const AttentionArgs& a, const AttentionKernelSpec& spec, bool table_map) {
+                         const AttentionArgs& a, const AttentionKernelSpec& spec) {
     const int block_n = spec.tile.block_n;
     const int batch = spec.varlen ? 1 : a.batch;
     const int rows_q = spec.varlen ? a.total_q : a.seqlen_q, rows_k = spec.varlen ? a.total_k : a.seqlen_k;
@@ -105,7 +109,11 @@ void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const
         encode_tensor_map_16bit(ws_tensor_desc(a.k, a.k_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
     const CUtensorMap v =
         encode_tensor_map_16bit(ws_tensor_desc(a.v, a.v_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
-    if (table_map) {
+    if (spec.table_map) {
+        FA_JIT_REQUIRE(
+            ws_layout::table_map_pages(a.page_size, block_n), "page_size",
+            fmt::format("a multiple of {} rows for this kernel (it reads the block table by TMA)", block_n / 2),
+            std::to_string(a.page_size));
         AttentionParams with_table = params;
         const CUtensorMap table = block_table_map(a, with_table.table_map_offset);
         launch(kernel, config, with_table, q, k, v, table);
