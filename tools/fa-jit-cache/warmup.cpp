@@ -1,18 +1,18 @@
 // `warmup` options and summary. See warmup_plan.cpp (what) and warmup_run.cpp (how).
+#include "cache_status.hpp"
+#include "commands.hpp"
 #include "warmup.hpp"
 
+#include "fa_jit/cache.hpp"
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <thread>
-
-#include "cache_status.hpp"
-#include "commands.hpp"
-#include "fa_jit/cache.hpp"
 
 namespace fa_jit::tools {
 namespace {
@@ -88,11 +88,11 @@ void print_first_failure(const std::vector<WarmupItem>& items, const std::vector
 int run_warmup_command(const WarmupOptions& options) {
     cache::DiskCache& c = cache::DiskCache::instance();
     if (!c.usable())
-        throw UsageError(
-            fmt::format("the disk cache is unusable ({}), so warmup would compile kernels only to throw them away. {}",
-                        c.why_unusable(),
-                        c.config().enabled ? "Point FA_JIT_CACHE_DIR at a private writable directory"
-                                           : "Unset FA_JIT_CACHE (or set it to 1) to enable the cache"));
+        throw UsageError(fmt::format(
+            "the disk cache is unusable ({}), so warmup would compile kernels only to throw them away. {}",
+            c.why_unusable(),
+            c.config().enabled ? "Point FA_JIT_CACHE_DIR at a private writable directory"
+                               : "Unset FA_JIT_CACHE (or set it to 1) to enable the cache"));
     const std::vector<std::string> archs = warmup_archs(options.archs);
     const std::vector<WarmupItem> items = plan_warmup(options, archs);
 
@@ -111,10 +111,8 @@ int run_warmup_command(const WarmupOptions& options) {
         return kExitFailed;
     }
     if (!c.usable()) {
-        std::fprintf(stderr,
-                     "fa-jit-cache: the disk cache turned itself off during warmup (a write failed: %s); the "
-                     "kernels compiled were not all stored\n",
-                     c.why_unusable().c_str());
+        std::fprintf(stderr, "fa-jit-cache: the disk cache turned itself off during warmup (a write failed: %s); the "
+                             "kernels compiled were not all stored\n", c.why_unusable().c_str());
         return kExitFailed;
     }
     return kExitOk;
@@ -123,8 +121,7 @@ int run_warmup_command(const WarmupOptions& options) {
 }  // namespace
 
 Command add_warmup(CLI::App& app) {
-    CLI::App* sub =
-        app.add_subcommand("warmup", "Compile attention kernels into the cache ahead of time (no GPU needed)");
+    CLI::App* sub = app.add_subcommand("warmup", "Compile attention kernels into the cache ahead of time (no GPU needed)");
     set_help_details(
         sub,
         "Compiles attention kernels into the disk cache so that attention() never waits for NVRTC. Needs no\n"
