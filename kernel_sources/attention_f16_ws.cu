@@ -2,10 +2,15 @@
 // (src/attention/families/f16_ws.cpp) and, with kSplit, "decode-ws" (decode_ws.cpp).
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
-//             bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false>
+//             bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false,
+//             bool kTableMap = false>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
 //                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
-//                                        k_map, const __grid_constant__ TensorMap v_map);
+//                                        k_map, const __grid_constant__ TensorMap v_map,
+//                                        const __grid_constant__ TensorMap table_map);
+//
+// kTableMap: a paged cache whose block table the producer reads by TMA through table_map (ws_layout::paged_table_map,
+// pages of ws_layout::table_map_pages); other kernels never read table_map (the host passes k_map there).
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
 //
@@ -41,7 +46,8 @@
 //
 // Launch: block ws_layout::threads(kBlockM) threads (384 or 512), dynamic shared memory
 // ws_layout::smem_bytes(kBlockM, kBlockN, kHeadDim, kStages). Where the kernel may loop (ws_layout::persistent:
-// kTileLoop or loop_in_every_variant, without a window, packed sequences or pages) a 1-d grid: block b works on tiles
+// kTileLoop or loop_in_every_variant, without a window, packed sequences or pages but for ws_layout::paged_table_map,
+// where a block takes one tile) a 1-d grid: block b works on tiles
 // b, b + gridDim.x, ... (under the causal mask the pairs 2b and 2b + 1, 2 (b + gridDim.x) and 2 (b + gridDim.x) + 1,
 // ...) in tile/coords.cuh's tile_at order (one head's blocks at a time, sharing its K / V in L2), looping over tiles
 // for short rows (grid min(tiles, SMs), ws_layout::loops_over_tiles; under the causal mask min(tiles / 2, SMs) where
@@ -96,10 +102,12 @@
 namespace fa_jit {
 
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
-          bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false>
+          bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false,
+          bool kTableMap = false>
 __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     attention_fwd_f16_ws(const __grid_constant__ AttentionParams p, const __grid_constant__ TensorMap q_map,
-                         const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map) {
+                         const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map,
+                         const __grid_constant__ TensorMap table_map) {
     using namespace tile;
     constexpr bool kBf16 = IsBf16<T>::value;
     constexpr int kNTilesS = kBlockN / 8;
@@ -122,6 +130,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     static_assert(IsF16Type<T>::value, "T must be fa_jit::half_t or fa_jit::bf16_t");
     static_assert(ws_layout::legal(kBlockM, kBlockN, kHeadDim, kStages), "illegal tile (ws_layout::legal)");
     static_assert(!kSplit || kBlockM == 128, "split-KV decode packs 128 rows per block");
+    static_assert(
+        !kTableMap || ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kBlockN, kVarlen, kMods != 0, kSplit),
+        "a block-table map only where ws_layout::paged_table_map");
 
     extern __shared__ float4 smem_raw[];
     const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
@@ -141,6 +152,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const unsigned s_alibi = (q_full + 8u * (2 + 4 * kStages) + 15u) & ~15u;
     const auto s_alibi_slope = [&](int wg) { return s_alibi + ws_layout::kAlibiSlopeBytes * wg; };
     const unsigned s_alibi_keys = s_alibi + ws_layout::kAlibiSlopeBytes * kConsumers;
+    // kTableMap: in the same place (no ALiBi there), the mbarrier of a key tile's table entries, then the entries.
+    // and of a ragged last tile's V, which the producer zeroes past the keys before it lets the consumers read it.
+    const unsigned table_full = s_alibi, v_tail_full = s_alibi + 8u;
+    const unsigned s_table = (s_alibi + 16u + 127u) & ~127u;  // TMA: 128-byte aligned
     // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
     // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
     // bench/NOTES.md, "K released after S, V after P V").
@@ -153,9 +168,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // Whether the kernel may loop over tiles (ws_layout::persistent: its kTileLoop variant, or every variant without
     // the mask at d <= 64 or with a score modifier). It does when the host launches fewer blocks than tiles (short
     // rows, ws_layout::loops_over_tiles); with a block per tile each takes one.
-    constexpr bool kPersistent =
-        !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
-                                         (kMods & mods::kWindow) != 0 || kVarlen || kPaged, kTileLoop, kMods != 0);
+    // kTableMap: a paged cache read as the contiguous kernel reads: the loop, the stagger, the table by TMA and its
+    // check after the key loops.
+    constexpr bool kPersistent = !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
+                                                                  (kMods & mods::kWindow) != 0 || kVarlen || kPaged,
+                                                                  kTileLoop, kMods != 0, kTableMap);
     static_assert(
         !kTileLoop || (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false, kMods != 0)),
         "kTileLoop: ws_layout::tile_loop");
@@ -171,8 +188,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto tile_of = [&](int n) { return paired ? 2 * (first + (n >> 1) * step) + (n & 1) : first + n * step; };
     // One tile per block visiting every key (and a first visited tile without clean-up: the paged V tail): each query
     // tile starts at its own key tile (tile::first_visit; a looping block gains nothing from it, bench/NOTES.md).
-    constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && !kPaged && !kSplit;
-    const bool stagger = kStaggerable && one_tile;
+    constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && (!kPaged || kTableMap) && !kSplit;
     // Query tiles that start at the same key tile (tile::first_visit): a group's blocks ask for each tile together and
     // L2 serves them once. Past d 64 groups of 16 ran 2-3.5 % faster per clock at d 192 / 256 and drew less power (d
     // 128: about 2 % more clock alone); at d 64 they lost 7 % per clock to 1 (bench/NOTES.md, "Stagger groups").
@@ -207,6 +223,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto seqlen_k = [&] { return kSeq ? seq.seqlen_k : p.seqlen_k; };
     const auto causal_offset = [&] { return kSeq ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
     const int q_row0 = kVarlen ? seq.q0 : 0, k_row0 = kVarlen ? seq.k0 : 0;  // TMA row coordinates of row / key 0
+    // A paged sequence staggers only where its last tile is whole: else that tile comes first, for its V tail.
+    const bool stagger = kStaggerable && one_tile && (!kPaged || seqlen_k() % kBlockN == 0);
     const auto map_batch = [&](const BlockIndex& b) { return kVarlen ? 0 : b.batch; };
     // The key tiles a query tile visits, last first.
     const auto span_of = [&](int m0, const ScoreMod<kMods>& mod) {
@@ -225,6 +243,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             mbarrier::init(k_empty(s), kConsumerWarps);
             mbarrier::init(v_empty(s), kConsumerWarps);
         }
+        if (kTableMap) mbarrier::init(table_full, 1), mbarrier::init(v_tail_full, 1);
         mbarrier::fence_init();
     }
     __syncthreads();
@@ -234,7 +253,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         warpgroup::release_registers<ws_layout::kProducerRegisters>();
         // One thread issues the loads; a paged cache whose tiles take many boxes keeps its warp, whose lanes look the
         // pages of a tile up at once.
-        if (kPaged ? warp != 0 : threadIdx.x != 0) return;
+        if (kPaged && !kTableMap ? warp != 0 : threadIdx.x != 0) return;
         if (!kPaged || lane == 0) {
             tma::prefetch_map(q_map);
             tma::prefetch_map(k_map);
@@ -250,12 +269,14 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         // ptxas knows the thread (threadIdx.x == 0) and keeps the waits and their addresses warp-uniform; the warp's
         // copy retries its waits in loops safe for a diverged warp (YIELD) and meets at __syncwarp every stage, which
         // ran 1.5 % slower at d 64 (bench/NOTES.md, "Paged d 64: the producer warp").
-        constexpr int kAloneBoxes = 2;
+        constexpr int kAloneBoxes = 2;  // kTableMap: pages of whole half tiles (ws_layout::table_map_pages)
         // one_thread: this thread loads every box of a tile, from row r on; else lane i loads box i (r = i * box).
         const auto produce = [&](bool one_thread, int r) __attribute__((always_inline)) {
             const bool leader = one_thread || lane == 0;  // waits for the stages and expects their bytes
             const int boxes = one_thread ? kAloneBoxes : 1;
             int q_loads = 0, kv_loads = 0;  // both sides count the same loads: stage and phase follow from the counts
+            int table_loads = 0, window = -1;  // kTableMap: the table fetches, and the first entry of the last one
+            int v_tails = 0;
             for (int n = 0, tile = tile_of(0); tile < end; tile = tile_of(++n)) {
                 const BlockIndex bi = block_at(tile);
                 const KeySpan span = span_of(bi.m0, ScoreMod<kMods>::make(p, 0));
@@ -279,13 +300,33 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     const int s = kv_loads % kStages;
                     const int n0 = span.visit(it, start) * kBlockN;
                     if constexpr (kPaged) {
-                        int in_page[kAloneBoxes] = {}, page[kAloneBoxes] = {};
+                        const PagedKv<unsigned short> pages = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch);
                         const auto mine = [&](int i) { return i < boxes && r + i * box < kBlockN; };
+                        // kTableMap: the tile's entries by TMA (entry first_entry on: the 16-bit halves of the table
+                        // from the map's base), each box's page then read from shared memory as it loads.
+                        // A window of the table's entries, fetched again only when the tile's pages leave it. The box
+                        // starts at a 16-byte boundary of the map (TMA's inner coordinate), up to 3 entries before
+                        // the tile's first.
+                        if constexpr (kTableMap) {
+                            const int e0 = pages.entry_of(n0), e1 = pages.entry_of(n0 + kBlockN - 1);
+                            if (window < 0 || e0 < window || e1 >= window + ws_layout::kTableEntries) {
+                                const int first_half = 2 * (bi.batch * p.pages_per_seq + e0) + p.table_map_offset;
+                                window = e0 - (first_half & 7) / 2;
+                                mbarrier::arrive_expect_tx(table_full, 2u * ws_layout::kTableBoxHalves);
+                                tma::load_2d(s_table, table_map, first_half & ~7, 0, table_full);
+                                mbarrier::wait(table_full, table_loads++ & 1u);
+                            }
+                        }
+                        const int first_entry = kTableMap ? window : 0;
+                        int in_page[kTableMap ? 1 : kAloneBoxes] = {}, page[kTableMap ? 1 : kAloneBoxes] = {};
 #pragma unroll
                         for (int i = 0; i < kAloneBoxes; ++i)  // looked up before the waits, which hide the latency
-                            if (mine(i))
-                                page[i] = PagedKv<unsigned short>::keys(p, bi.head_kv, bi.batch)
-                                              .page_of(n0 + r + i * box, in_page[i]);
+                            if (!kTableMap && mine(i)) page[i] = pages.page_of(n0 + r + i * box, in_page[i]);
+                        const auto box_page = [&](int i, int& row) {
+                            if constexpr (kTableMap) return pages.page_of(n0 + r + i * box, row, first_entry, s_table);
+                            row = in_page[i];
+                            return page[i];
+                        };
                         const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;
                         // One tensor's boxes once its stage is free (the leader waits and expects the bytes): K's
                         // before the wait for V's stage, as without pages. Waiting for both stages first held K's load
@@ -303,22 +344,38 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                             for (int i = 0; i < kAloneBoxes; ++i) {
                                 if (!mine(i)) continue;
                                 const int ri = r + i * box;
+                                int row;
+                                const int pg = box_page(i, row);
                                 if (kRowGroups) {  // (64 columns, 8 rows, column blocks, ...)
-                                    const int c1 = flat ? 0 : in_page[i];
-                                    const int c3 = flat ? page[i] * p.page_row_groups + in_page[i] / 8 : bi.head_kv;
-                                    const int c4 = flat ? bi.head_kv : page[i];
+                                    const int c1 = flat ? 0 : row;
+                                    const int c3 = flat ? pg * p.page_row_groups + row / 8 : bi.head_kv;
+                                    const int c4 = flat ? bi.head_kv : pg;
                                     tma::load_5d(smem + s * kKVBytes + ri / 8 * KvLayout::kGroupStride, map, 0, c1, 0,
                                                  c3, c4, full);
                                 } else {
 #pragma unroll
                                     for (int dc = 0; dc < kDBlocks; ++dc)
                                         tma::load_4d(smem + s * kKVBytes + dc * (kBlockN * 128u) + ri * 128u, map,
-                                                     dc * 64, in_page[i], bi.head_kv, page[i], full);
+                                                     dc * 64, row, bi.head_kv, pg, full);
                                 }
                             }
                         };
                         load_boxes(k_empty(s), k_full(s), sK, k_map);
-                        load_boxes(v_empty(s), v_full(s), sV, v_map);
+                        // kTableMap: a tile past the keys' end (the ragged last one, visited first) lands on a barrier
+                        // of its own; its V rows past the keys, which may hold anything, become zeros (P V would
+                        // multiply them by P = 0), visible to the wgmmas, and only then is V full.
+                        const int valid = seqlen_k() - n0;
+                        const bool v_tail = kTableMap && valid < kBlockN;
+                        load_boxes(v_empty(s), v_tail ? v_tail_full : v_full(s), sV, v_map);
+                        if (v_tail) {
+                            mbarrier::wait(v_tail_full, v_tails++ & 1u);
+                            for (int c = valid * 8; c < kBlockN * 8; ++c)
+#pragma unroll
+                                for (int dc = 0; dc < kDBlocks; ++dc)
+                                    ptx::st_shared_zero16(sV + s * kKVBytes + KvLayout::offset(c / 8, dc * 8 + c % 8));
+                            wgmma::fence_proxy_async();
+                            mbarrier::arrive(v_full(s));
+                        }
                     } else {
                         const unsigned empty_phase = ((kv_loads / kStages) & 1u) ^ 1u;  // the first trip finds it empty
                         mbarrier::wait(k_empty(s), empty_phase);
@@ -337,7 +394,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 }
             }
         };
-        if (!kPaged || (kBlockN + box - 1) / box <= kAloneBoxes) {
+        if (!kPaged || kTableMap || (kBlockN + box - 1) / box <= kAloneBoxes) {
             if (threadIdx.x != 0) return;
             produce(true, 0);
         } else {
@@ -523,10 +580,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         };
 
         // A paged sequence whose table names a page outside the cache has no keys: the tiles the producer loads
-        // anyway are waited for and released unread, and the rows get O = 0, LSE = -inf.
-        const bool bad_table =
-            kPaged && warpgroup::any(kBarrierConsumers, kConsumerThreads,
-                                     !pages_ok(p, bi.batch, seqlen_k(), threadIdx.x - 128, kConsumerThreads));
+        // anyway are waited for and released unread, and the rows get O = 0, LSE = -inf. kTableMap checks after the
+        // key loops instead (below).
+        const bool bad_table = kPaged && !kTableMap &&
+                               warpgroup::any(kBarrierConsumers, kConsumerThreads,
+                                              !pages_ok(p, bi.batch, seqlen_k(), threadIdx.x - 128, kConsumerThreads));
         if (bad_table && n_block_max > 0) {
             if constexpr (kSplit)  // nothing to gather: let the producer go on
                 release_q_gathered();
@@ -557,7 +615,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 mbarrier::wait(q_full, q_loads++ & 1u);
             }
             const int kv0 = kv_loads;
-            if constexpr (kPaged || kSplit) clean_v_tail(kv0);
+            if constexpr ((kPaged && !kTableMap) || kSplit) clean_v_tail(kv0);  // kTableMap: the producer's
             mbarrier::wait(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
             {
                 float acc_s[kNTilesS][4];
@@ -661,6 +719,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         if constexpr (kSplit) {  // O / LSE, or the split's fp32 part, per packed row
             blk.template store_rows<T, kHeadDim>(p, acc_o, m_i, l_i, warp_row0, g, t, kNegInf);
             return;
+        }
+        // kTableMap: the table checked now; the producer clamped every page it loaded into the cache, and a bad
+        // table's rows get O = 0, LSE = -inf as before.
+        if (kTableMap && warpgroup::any(kBarrierConsumers, kConsumerThreads,
+                                        !pages_ok(p, bi.batch, seqlen_k(), threadIdx.x - 128, kConsumerThreads))) {
+            clear_accumulator(acc_o);
+            l_i[0] = l_i[1] = 0.f;
         }
         TensorBases<unsigned short> bc = tensor_bases<unsigned short>(p, bi);
         if constexpr (kVarlen) {  // one batch of total rows; LSE [heads_q][total_q]

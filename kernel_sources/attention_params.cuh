@@ -92,6 +92,9 @@ struct AttentionParams {
     // The f16-ws K / V maps of a row-grouped paged cache (ws_layout::kv_row_groups): 8-row groups from one page to the
     // next when the map numbers the rows of all pages at once; 0 when its 5th dimension is the page (8-row boxes).
     int page_row_groups;
+    // The f16-ws block-table map of a ws_layout::paged_table_map cache: the table's 16-bit halves from a 16-byte
+    // aligned address table_map_offset halves before p.block_table (the map's base).
+    int table_map_offset;
 };
 
 }  // namespace fa_jit

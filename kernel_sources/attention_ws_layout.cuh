@@ -38,6 +38,26 @@ FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_d
     return 2 * padded_head_dim(head_dim) * (block_m + 2 * stages * block_n) + 1024 + 8 * (2 + 4 * stages);
 }
 
+// A paged cache read the way the contiguous kernel reads (d <= 64 without the mask, score modifiers, packed queries or
+// split-KV, key tiles of at most 128 rows, pages of whole half tiles: every tile in one or two TMA boxes): the kernel
+// (kTableMap) keeps the loop and the staggered first tiles of the contiguous kernel, the producer gets each key tile's
+// block-table entries by TMA (a 2-d map of the table's 16-bit halves, kTableEntries entries into shared memory,
+// kTableBytes after the barriers with their own mbarrier) and the consumers check the table after the key loops.
+// ptxas schedules the consumers from the whole kernel: with table loads in the producer's loop, or the check before
+// the key loops, it gave them a schedule 5 % slower than the contiguous kernel's (bench/NOTES.md, "Paged d 64: the gap
+// is the consumers' schedule"). Smaller pages keep the other paged kernel: one thread loading 4-8 boxes a tile ran
+// 13-30 % slower than a lane per box (H200, pages of 16 and 48).
+FA_JIT_HOST_DEVICE constexpr bool paged_table_map(bool paged, bool causal, int head_dim, int block_n, bool varlen,
+                                                  bool score_mods, bool split) {
+    return paged && !causal && padded_head_dim(head_dim) == 64 && block_n <= 128 && !varlen && !score_mods && !split;
+}
+FA_JIT_HOST_DEVICE constexpr bool table_map_pages(int page_size, int block_n) {
+    return page_size > 0 && page_size % (block_n / 2) == 0;
+}
+constexpr int kTableEntries = 64;  // the window of entries fetched at once: at least a key tile's (8 on pages of 16)
+constexpr int kTableBoxHalves = 2 * (kTableEntries + 4);  // from a 16-byte boundary: up to 3 entries before
+constexpr int kTableBytes = 512;  // the mbarrier (8 after 16-byte alignment), the box (136 bytes) 128-byte aligned
+
 // The most keys per step of a 192-row tile: a consumer's S, P and O fit its 160 registers without spills (ptxas of
 // NVRTC 13.0 with the wgmma descriptors in uniform registers: d 128 spills 80 bytes at 96 keys, d 96 268 at 128;
 // before them d 80 spilled 60 bytes at 96 keys, d 112 60 at 80 and d 128 32 at 80; at d 96 and 112 keys only the
@@ -66,8 +86,10 @@ FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n
            smem_bytes(block_m, block_n, head_dim, stages) + alibi_columns_bytes(block_m, block_n) <= 227 * 1024;
 }
 // The dynamic shared memory of a kernel with or without the ALiBi columns' operands.
-FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_dim, int stages, bool alibi_columns) {
-    return smem_bytes(block_m, block_n, head_dim, stages) + (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0);
+FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_dim, int stages, bool alibi_columns,
+                                            bool table_map = false) {
+    return smem_bytes(block_m, block_n, head_dim, stages) +
+           (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0) + (table_map ? kTableBytes : 0);
 }
 
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int head_dim, int stages) {
@@ -118,10 +140,13 @@ FA_JIT_HOST_DEVICE constexpr bool tile_loop(int /*block_m*/, bool causal, int he
     return causal || !(padded_head_dim(head_dim) == 192 && head_dim > 160 && block_n > 96);
 }
 // Whether a kernel may loop over tiles (its blocks take every gridDim.x-th tile, or pair, where the host launches fewer
-// blocks than tiles) or takes one per block (grid: query tiles x heads x batch).
+// blocks than tiles) or takes one per block (grid: query tiles x heads x batch). Kernels with per-sequence keys never
+// loop over tiles (a block's sequence is its first tile's), but those of a paged_table_map cache keep the loop
+// compiled in, a block per tile, for the consumers' schedule it gives.
 FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_dim, int block_n,
-                                             bool per_sequence_keys, bool tile_loop_variant, bool score_mods) {
-    if (per_sequence_keys) return false;
+                                             bool per_sequence_keys, bool tile_loop_variant, bool score_mods,
+                                             bool table_map = false) {
+    if (per_sequence_keys) return table_map && loop_in_every_variant(causal, head_dim, score_mods);
     return loop_in_every_variant(causal, head_dim, score_mods) ||
            (tile_loop_variant && tile_loop(block_m, causal, head_dim, block_n, false, score_mods));
 }

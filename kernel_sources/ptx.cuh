@@ -65,6 +65,11 @@ __device__ __forceinline__ void st_shared_b32(unsigned addr, unsigned v) {
 __device__ __forceinline__ void st_shared_zero16(unsigned addr) {
     asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};" ::"r"(addr), "r"(0u) : "memory");
 }
+__device__ __forceinline__ int ld_shared_s32(unsigned addr) {
+    int v;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
 __device__ __forceinline__ void ld_shared_v4(unsigned (&r)[4], unsigned addr) {
     asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

@@ -64,6 +64,15 @@ struct PagedKv {
         in_page = j - entry * page_size;
         return min(max(table[min(entry, last_entry)], 0), last_page);
     }
+    // The same with the table's entries from `first_entry` on already in shared memory at `entries` (one 4-byte
+    // entry each, key j's among them): no global load.
+    __device__ __forceinline__ int page_of(int j, int& in_page, int first_entry, unsigned entries) const {
+        const int entry = fast_div(j, magic, shift);
+        in_page = j - entry * page_size;
+        return min(max(ptx::ld_shared_s32(entries + 4u * (entry - first_entry)), 0), last_page);
+    }
+    // The table entry of key j.
+    __device__ __forceinline__ int entry_of(int j) const { return fast_div(j, magic, shift); }
     // Key j's row, and its offset from base in elements.
     __device__ __forceinline__ long long offset(int j) const {
         int in_page;

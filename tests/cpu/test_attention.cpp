@@ -315,10 +315,15 @@ TEST_CASE("paged KV cache: validation, the families that read it, the kernel nam
             ProblemClass q{DType::f16, 64, false, 512, 512};
             q.paged = true, q.varlen = varlen;
             const std::vector<AttentionKernelSpec> specs = warmup_specs(q, cc, false);
-            REQUIRE(specs.size() == 1);  // sequences have lengths of their own: no variant without bounds checks
+            // Sequences have lengths of their own: no variant without bounds checks. On sm_90 without packed queries
+            // the kernel for pages of whole half key tiles comes second.
+            const bool table_map = cc == 90 && !varlen;
+            REQUIRE(specs.size() == (table_map ? 2u : 1u));
             CHECK(specs.front().paged);
+            CHECK_FALSE(specs.front().table_map);
             CHECK_THAT(specs.front().name_expression(),
                        Catch::EndsWith(varlen ? ", 0, true, true>" : ", 0, false, true>"));
+            if (table_map) CHECK_THAT(specs.back().name_expression(), Catch::EndsWith(", true, false, false, true>"));
         }
     // Every prefill family on sm_90 offers its tiles for a paged problem.
     ProblemClass prefill{DType::bf16, 128, false, 4096, 4096};
@@ -612,6 +617,47 @@ TEST_CASE("short rows take the warp-specialized variant whose blocks loop over t
     CHECK_FALSE(warmup_specs({DType::bf16, 128, true, 16384, 16384}, 90, false).at(0).tile_loop);
 }
 
+TEST_CASE("a paged cache at d <= 64 reads its block table by TMA where pages are whole half key tiles",
+          "[attention][config]") {
+    AttentionArgs a = valid_args();
+    a.dtype = DType::bf16, a.seqlen_q = 4096, a.seqlen_k = 16384;
+    paged_args(a);
+    a.pages_per_seq = 16384 / 64, a.num_pages = 2 * a.pages_per_seq;
+    const TileConfig tile{192, 128, 16, 3, "ws"};
+    const auto table_map_at = [&](int page_size) {
+        AttentionArgs paged = a;
+        paged.page_size = page_size;
+        return attention_spec(paged, tile).table_map;
+    };
+    for (int page_size : {64, 128, 192, 256, 1024}) CHECK(table_map_at(page_size));
+    for (int page_size : {16, 32, 48, 80, 96}) CHECK_FALSE(table_map_at(page_size));  // 2+ boxes of under 64 rows
+    const AttentionKernelSpec spec = attention_spec(a, tile);
+    CHECK(spec.name_expression() ==
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 192, 128, 64, 3, false, 0, false, true, false, false, true>");
+    // The table's barrier and window follow the ring in shared memory.
+    AttentionArgs small_pages = a;
+    small_pages.page_size = 16;
+    CHECK(spec.shared_bytes() > attention_spec(small_pages, tile).shared_bytes());
+    a.head_dim = 40;  // padded to 64 columns
+    CHECK(attention_spec(a, tile).table_map);
+    a.head_dim = 128;
+    CHECK_FALSE(attention_spec(a, {128, 128, 12, 3, "ws"}).table_map);
+    a.head_dim = 64, a.causal = true;  // the mask, score modifiers, packed queries and other tiles: never
+    CHECK_FALSE(attention_spec(a, tile).table_map);
+    a.causal = false, a.softcap = 30;
+    CHECK_FALSE(attention_spec(a, tile).table_map);
+    a.softcap = 0;
+    CHECK(attention_spec(a, {128, 64, 12, 3, "ws"}).table_map);           // pages of 64 are whole key tiles of 64
+    CHECK_FALSE(attention_spec(a, {128, 128, 8, 2, "wgmma"}).table_map);  // no such variant in f16-wgmma
+    // Warm-up compiles both paged kernels of the tile: pages a whole key tile long read the table by TMA.
+    ProblemClass p{DType::bf16, 64, false, 16384, 16384};
+    p.paged = p.seqused_k = true;
+    int table_maps = 0;
+    for (const AttentionKernelSpec& s : warmup_specs(p, 90, false)) table_maps += s.table_map;
+    CHECK(table_maps == 1);
+    CHECK(warmup_specs(p, 90, false).size() == 2);
+}
+
 TEST_CASE("tile configurations print and parse both ways", "[attention][config]") {
     CHECK(TileConfig{128, 64, 4, 2}.to_string() == "128x64w4s2");
     for (const TileConfig& t : {TileConfig{64, 32, 4}, TileConfig{128, 64, 8, 3}})
@@ -870,9 +916,10 @@ TEST_CASE("each family's paged kernels compile for sm_80 and sm_90a", "[attentio
     for (int cc : {80, 90})
         for (bool varlen : {false, true})
             for (ProblemClass p : {ProblemClass{DType::bf16, 128, true, 4096, 4096},
-                                   ProblemClass{DType::bf16, 256, false, 4096, 4096},  // f16-ws at 80 keys on sm_90
-                                   ProblemClass{DType::bf16, 64, true, 1024, 1024},    // f16-wgmma on sm_90
-                                   ProblemClass{DType::f16, 96, true, 4096, 4096},     // f16-ws on sm_90
+                                   ProblemClass{DType::bf16, 256, false, 4096, 4096},   // f16-ws at 80 keys on sm_90
+                                   ProblemClass{DType::bf16, 64, true, 1024, 1024},     // f16-wgmma on sm_90
+                                   ProblemClass{DType::f16, 96, true, 4096, 4096},      // f16-ws on sm_90
+                                   ProblemClass{DType::bf16, 64, false, 16384, 16384},  // f16-ws table map
                                    ProblemClass{DType::f32, 64, true, 4096, 4096},
                                    ProblemClass{DType::bf16, 128, false, 1, 8192, 8},     // decode
                                    ProblemClass{DType::bf16, 128, true, 4, 8192, 16},     // decode-wgmma on sm_90
@@ -880,13 +927,16 @@ TEST_CASE("each family's paged kernels compile for sm_80 and sm_90a", "[attentio
                 // d 64 causal at 1k keys is there for f16-wgmma: sm_80's f16-mma kernel for it (128 x 128) spills
                 // 176 bytes with pages, packed queries and every modifier against 48 without pages.
                 if (cc == 80 && p.head_dim == 64 && p.seqlen_k == 1024) continue;
+                // d 64 full at 16k is there for f16-ws's table-map kernel (no packed queries, no modifiers); with
+                // both, sm_80's f16-mma kernel (128 x 128) spills 136 bytes against 28 without pages.
+                if (p.head_dim == 64 && !p.causal && varlen) continue;
                 p.paged = true, p.varlen = varlen, p.seqused_k = true;
                 if (varlen) p.mods = ScoreMods{true, true, true};
                 for (AttentionKernelSpec s : warmup_specs(p, cc, false)) {
                     if (std::find(specs.begin(), specs.end(), s) != specs.end()) continue;
                     families.insert(s.family());
                     specs.push_back(s);
-                    s.paged = false;
+                    s.paged = s.table_map = false;
                     contiguous.push_back(s);
                 }
             }

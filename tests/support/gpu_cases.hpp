@@ -53,6 +53,7 @@ struct Case {
     int page_size = 0;
     bool share_pages = false;
     std::vector<int> corrupt = {};
+    int table_offset = 0;  // the block table starts this many ints into its (256-byte aligned) buffer
 };
 
 namespace detail {
@@ -75,9 +76,10 @@ inline std::string describe(const Case& c, DType dtype) {
     const std::string mods =
         packed + fmt::format(" window=({}, {}) softcap={} alibi={} scale={}", m.window_left, m.window_right, m.softcap,
                              m.alibi, m.scale ? std::to_string(*m.scale) : "default");
-    const std::string paged = c.page_size ? fmt::format(" page_size={}{} corrupt={}", c.page_size,
-                                                        c.share_pages ? " shared" : "", c.corrupt.size())
-                                          : "";
+    const std::string paged = c.page_size
+                                  ? fmt::format(" page_size={}{} corrupt={} table_offset={}", c.page_size,
+                                                c.share_pages ? " shared" : "", c.corrupt.size(), c.table_offset)
+                                  : "";
     return fmt::format(
         "{} B={} Hq={} Hkv={} Nq={} Nk={} d={} causal={} layout={} tile={} seqused_k=[{}] splits={}{}{}{}",
         to_string(dtype), c.batch, c.heads_q, c.heads_kv, c.seqlen_q, c.seqlen_k, c.head_dim, c.causal,
@@ -189,9 +191,10 @@ inline std::vector<int> scatter_pages(const Case& c, AttentionArgs& a, std::vect
         entries[b * per_seq] = num_pages + 5;
         used[b] = 0;
     }
+    entries.insert(entries.begin(), c.table_offset, -9);
     table = DeviceBuffer(entries.size() * sizeof(int));
     table.upload(entries.data(), entries.size() * sizeof(int));
-    a.block_table = static_cast<const int*>(table.get());
+    a.block_table = static_cast<const int*>(table.get()) + c.table_offset;
     a.page_size = ps, a.num_pages = num_pages, a.pages_per_seq = per_seq;
     a.k_strides = a.v_strides = to;
     return used;

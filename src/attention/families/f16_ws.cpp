@@ -23,7 +23,7 @@ namespace {
 class F16WsFamily final : public KernelFamily {
 public:
     const char* name() const override { return "f16-ws"; }
-    int priority() const override { return 8; }  // after the decode families, ahead of f16-wgmma
+    int priority() const override { return 8; }             // after the decode families, ahead of f16-wgmma
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
     bool serves_varlen() const override { return true; }
     bool serves_paged() const override { return true; }
@@ -74,21 +74,33 @@ public:
 
     std::string source_name() const override { return "attention_f16_ws.cu"; }
     std::vector<std::string> kernels(const AttentionKernelSpec& s) const override {
-        // <T, B_r, B_c, d, stages, causal[, mods]>; the looping variant spells every argument up to kTileLoop.
+        // <T, B_r, B_c, d, stages, causal[, mods]>; the looping and table-map variants spell every argument up to
+        // kTileLoop or kTableMap.
         const char* type = kernel_element_type(s.dtype);
         if (s.tile_loop)
             return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, {}, false, false, false, true>",
                                 type, s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal,
                                 s.mods.bits())};
+        if (s.table_map)  // never with the mask, modifiers or packed sequences (ws_layout::paged_table_map)
+            return {
+                fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, false, 0, false, true, false, false, "
+                            "true>",
+                            type, s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages)};
         return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}{}>", type, s.tile.block_m,
                             s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
     }
     bool tile_loop(const AttentionKernelSpec& s, int seqlen_k) const override { return f16_ws_tile_loop(s, seqlen_k); }
+    bool table_map(const AttentionKernelSpec& s, int page_size) const override {
+        return ws_layout::paged_table_map(s.paged, s.causal, s.head_dim, s.tile.block_n, s.varlen, s.mods.any(),
+                                          false) &&
+               ws_layout::table_map_pages(page_size, s.tile.block_n);
+    }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         const bool alibi_columns =
             ws_layout::alibi_on_tensor_cores(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.mods.alibi,
                                              s.mods.softcap, s.mods.window, false);
-        return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, alibi_columns);
+        return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, alibi_columns,
+                                     s.table_map);
     }
 
     // A kernel that may loop over tiles (ws_layout::persistent) takes a 1-d grid: for short rows one block per SM (or
@@ -98,8 +110,9 @@ public:
     // block per tile in (query tile, head, batch).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
-        if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n,
-                                   spec.mods.window || spec.varlen || spec.paged, spec.tile_loop, spec.mods.any()))
+        const bool per_sequence_keys = spec.mods.window || spec.varlen || spec.paged;  // a block per tile
+        if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n, per_sequence_keys,
+                                   spec.tile_loop, spec.mods.any(), spec.table_map))
             return plan;
         // Causal pairs: an odd number of query tiles per head gets one more, without rows (tile/coords.cuh).
         const long long per_head = plan.launches[0].grid[0] + (spec.causal ? plan.launches[0].grid[0] % 2 : 0);
@@ -109,7 +122,7 @@ public:
                        std::to_string(tiles));
         const long long sms = std::max(device.multiprocessors, 1);
         long long blocks = tiles;
-        if ((spec.causal || ws_layout::loops_over_tiles(a.seqlen_k)) && tiles > sms)
+        if (!per_sequence_keys && (spec.causal || ws_layout::loops_over_tiles(a.seqlen_k)) && tiles > sms)
             blocks = spec.causal ? std::min(sms, tiles / 2) : sms;  // causal: an even count
         KernelLaunch& l = plan.launches[0];
         l.grid[0] = static_cast<unsigned>(blocks);
@@ -117,7 +130,8 @@ public:
         return plan;
     }
 
-    // The kernel takes the TMA descriptors of Q, K and V beside the parameters, encoded for this call.
+    // The kernel takes the TMA descriptors of Q, K and V beside the parameters, encoded for this call, and that of a
+    // paged cache's block table where it reads the table by TMA (AttentionKernelSpec::table_map).
     void launch_kernel(const AttentionKernelSpec& spec, int, const Kernel& kernel, const LaunchConfig& config,
                        const AttentionParams& params, const AttentionArgs& a) const override {
         launch_with_ws_maps(kernel, config, params, a, spec);

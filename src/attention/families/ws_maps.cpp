@@ -1,8 +1,12 @@
 #include "attention/families/ws_maps.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
+#include <string>
 
+#include "attention/validate.hpp"
 #include "attention_ws_layout.cuh"
 #include "fa_jit/jit.hpp"
 
@@ -64,6 +68,26 @@ PagedRowGroupDescs paged_row_group_descs(const AttentionArgs& a, int block_n) {
     return {desc(a.k, a.k_strides), desc(a.v, a.v_strides), groups};
 }
 
+namespace {
+
+// The block table as 16-bit halves ({halves, 1}, boxes of ws_layout::kTableEntries entries) from the 16-byte aligned
+// address at or below it; offset_halves: where the table starts in the map.
+CUtensorMap block_table_map(const AttentionArgs& a, int& offset_halves) {
+    const auto address = reinterpret_cast<std::uintptr_t>(a.block_table);
+    offset_halves = static_cast<int>(address % 16 / 2);
+    TensorMapDesc d;
+    d.base = reinterpret_cast<const void*>(address - address % 16);
+    d.rank = 2;
+    d.dims[0] = static_cast<std::uint64_t>(offset_halves) + 2ull * a.batch * a.pages_per_seq;
+    d.dims[1] = 1;
+    d.strides_bytes[1] = (d.dims[0] * 2 + 15) / 16 * 16;  // one row: never used
+    d.box[0] = ws_layout::kTableBoxHalves, d.box[1] = 1;
+    d.swizzle_128b = false;
+    return encode_tensor_map_16bit(d);
+}
+
+}  // namespace
+
 void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const AttentionParams& params,
                          const AttentionArgs& a, const AttentionKernelSpec& spec) {
     const int block_n = spec.tile.block_n;
@@ -75,7 +99,8 @@ void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const
         const PagedRowGroupDescs kv = paged_row_group_descs(a, block_n);
         AttentionParams with_maps = params;
         with_maps.page_row_groups = kv.page_row_groups;
-        launch(kernel, config, with_maps, q, encode_tensor_map_16bit(kv.k), encode_tensor_map_16bit(kv.v));
+        const CUtensorMap k = encode_tensor_map_16bit(kv.k);
+        launch(kernel, config, with_maps, q, k, encode_tensor_map_16bit(kv.v), k);  // no table map
         return;
     }
     const int batch_k = spec.paged ? a.num_pages : batch, rows_kv = spec.paged ? a.page_size : rows_k;
@@ -84,7 +109,17 @@ void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const
         encode_tensor_map_16bit(ws_tensor_desc(a.k, a.k_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
     const CUtensorMap v =
         encode_tensor_map_16bit(ws_tensor_desc(a.v, a.v_strides, batch_k, a.heads_kv, rows_kv, a.head_dim, box_k));
-    launch(kernel, config, params, q, k, v);
+    if (spec.table_map) {
+        FA_JIT_REQUIRE(
+            ws_layout::table_map_pages(a.page_size, block_n), "page_size",
+            fmt::format("a multiple of {} rows for this kernel (it reads the block table by TMA)", block_n / 2),
+            std::to_string(a.page_size));
+        AttentionParams with_table = params;
+        const CUtensorMap table = block_table_map(a, with_table.table_map_offset);
+        launch(kernel, config, with_table, q, k, v, table);
+        return;
+    }
+    launch(kernel, config, params, q, k, v, k);  // the table map's place, unread
 }
 
 }  // namespace fa_jit::families

@@ -29,7 +29,7 @@ PagedRowGroupDescs paged_row_group_descs(const AttentionArgs& a, int block_n);
 // Launches a kernel of attention_f16_ws.cu with its Q, K and V maps encoded for this call: contiguous tensors, packed
 // sequences (one batch of total rows, which the kernel addresses from cu_seqlens) or a paged cache (spec.paged: the
 // row-group maps above where the head dim is whole column blocks, else num_pages batches of page_size rows in boxes
-// that never cross a page).
+// that never cross a page). The kernel's fourth map is the block table's where spec.table_map, else unread.
 void launch_with_ws_maps(const Kernel& kernel, const LaunchConfig& config, const AttentionParams& params,
                          const AttentionArgs& a, const AttentionKernelSpec& spec);
 
