@@ -99,8 +99,11 @@ public:
     // `seqlen_k` keys (AttentionKernelSpec::tile_loop). Default: no such variant.
     virtual bool tile_loop(const AttentionKernelSpec& /*spec*/, int /*seqlen_k*/) const { return false; }
     // Whether `spec` (a paged cache, every field but table_map set) takes the variant that reads the block table
-    // through a TMA map for pages of `page_size` rows (AttentionKernelSpec::table_map). Default: no such variant.
-    virtual bool table_map(const AttentionKernelSpec& /*spec*/, int /*page_size*/) const { return false; }
+    // through a TMA map for pages of `page_size` rows and `seqlen_k` keys (AttentionKernelSpec::table_map; the same
+    // answer for every length of a seqlen_bucket). Default: no such variant.
+    virtual bool table_map(const AttentionKernelSpec& /*spec*/, int /*page_size*/, int /*seqlen_k*/) const {
+        return false;
+    }
     virtual int threads(const AttentionKernelSpec& spec) const { return spec.tile.warps * 32; }
     virtual std::size_t shared_bytes(const AttentionKernelSpec& spec) const = 0;
     // The launches of one call on `device`. Default: the main kernel over (query tiles, heads_q, batch), no

@@ -59,7 +59,8 @@ AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& til
     spec.even_mn = owner(tile)->has_even_variant() && !spec.varlen && !spec.paged &&
                    tile_alignment(a.seqlen_q) % tile.block_m == 0 && tile_alignment(a.seqlen_k) % tile.block_n == 0;
     spec.tile_loop = owner(tile)->tile_loop(spec, a.seqlen_k);  // one per length bucket, as the kernel table keys
-    spec.table_map = spec.paged && owner(tile)->table_map(spec, a.page_size);  // the kernel table keys page_size
+    // The kernel table keys page_size and the length bucket.
+    spec.table_map = spec.paged && owner(tile)->table_map(spec, a.page_size, a.seqlen_k);
     return spec;
 }
 
@@ -94,7 +95,7 @@ std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int c
             spec.tile_loop = owner(tile)->tile_loop(spec, problem.seqlen_k);
             specs.push_back(spec);
             // A paged cache: the kernel for pages a whole key tile long too, where the family has a variant for them.
-            if (problem.paged && owner(tile)->table_map(spec, tile.block_n)) {
+            if (problem.paged && owner(tile)->table_map(spec, tile.block_n, problem.seqlen_k)) {
                 spec.table_map = true;
                 specs.push_back(spec);
             }

@@ -315,15 +315,10 @@ TEST_CASE("paged KV cache: validation, the families that read it, the kernel nam
             ProblemClass q{DType::f16, 64, false, 512, 512};
             q.paged = true, q.varlen = varlen;
             const std::vector<AttentionKernelSpec> specs = warmup_specs(q, cc, false);
-            // Sequences have lengths of their own: no variant without bounds checks. On sm_90 without packed queries
-            // the kernel for pages of whole half key tiles comes second.
-            const bool table_map = cc == 90 && !varlen;
-            REQUIRE(specs.size() == (table_map ? 2u : 1u));
+            REQUIRE(specs.size() == 1);  // sequences have lengths of their own: no variant without bounds checks
             CHECK(specs.front().paged);
-            CHECK_FALSE(specs.front().table_map);
             CHECK_THAT(specs.front().name_expression(),
                        Catch::EndsWith(varlen ? ", 0, true, true>" : ", 0, false, true>"));
-            if (table_map) CHECK_THAT(specs.back().name_expression(), Catch::EndsWith(", true, false, false, true>"));
         }
     // Every prefill family on sm_90 offers its tiles for a paged problem.
     ProblemClass prefill{DType::bf16, 128, false, 4096, 4096};
@@ -617,7 +612,7 @@ TEST_CASE("short rows take the warp-specialized variant whose blocks loop over t
     CHECK_FALSE(warmup_specs({DType::bf16, 128, true, 16384, 16384}, 90, false).at(0).tile_loop);
 }
 
-TEST_CASE("a paged cache at d <= 64 reads its block table by TMA where pages are whole half key tiles",
+TEST_CASE("a paged cache at d <= 64 past 4k keys reads its block table by TMA where pages are whole half key tiles",
           "[attention][config]") {
     AttentionArgs a = valid_args();
     a.dtype = DType::bf16, a.seqlen_q = 4096, a.seqlen_k = 16384;
@@ -631,6 +626,12 @@ TEST_CASE("a paged cache at d <= 64 reads its block table by TMA where pages are
     };
     for (int page_size : {64, 128, 192, 256, 1024}) CHECK(table_map_at(page_size));
     for (int page_size : {16, 32, 48, 80, 96}) CHECK_FALSE(table_map_at(page_size));  // 2+ boxes of under 64 rows
+    // Past 4k keys only (the 8k length bucket on).
+    AttentionArgs short_rows = a;
+    short_rows.seqlen_k = 4096;
+    CHECK_FALSE(attention_spec(short_rows, tile).table_map);
+    short_rows.seqlen_k = 4097;
+    CHECK(attention_spec(short_rows, tile).table_map);
     const AttentionKernelSpec spec = attention_spec(a, tile);
     CHECK(spec.name_expression() ==
           "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 192, 128, 64, 3, false, 0, false, true, false, false, true>");
@@ -656,6 +657,8 @@ TEST_CASE("a paged cache at d <= 64 reads its block table by TMA where pages are
     for (const AttentionKernelSpec& s : warmup_specs(p, 90, false)) table_maps += s.table_map;
     CHECK(table_maps == 1);
     CHECK(warmup_specs(p, 90, false).size() == 2);
+    p.seqlen_q = p.seqlen_k = 4096;
+    CHECK(warmup_specs(p, 90, false).size() == 1);
 }
 
 TEST_CASE("tile configurations print and parse both ways", "[attention][config]") {

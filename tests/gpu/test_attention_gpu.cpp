@@ -544,23 +544,23 @@ TEST_CASE("a paged KV cache matches the reference in every prefill family", "[at
                     c.page_size = page, c.share_pages = layout == Layout::bshd;
                     check_case(c, DType::bf16, rng);
                 }
-        // d <= 64 without the mask on pages of whole half key tiles: f16-ws reads the block table by TMA
+        // d <= 64 without the mask past 4k keys on pages of whole half key tiles: f16-ws reads the block table by TMA
         // (AttentionKernelSpec::table_map), from a 16-byte boundary at or before the table (table_offset: 1-3 ints
-        // past one), a window of 64 entries fetched again where a tile leaves it (5000 keys: 79 pages of 64), the V
-        // rows of a ragged last tile past the keys (NaN here) zeroed by the producer.
-        ProblemClass full64{DType::bf16, 64, false, 300, 300};
+        // past one), a window of 64 entries fetched again where a tile leaves it (79 pages of 64 hold 5000 keys),
+        // the V rows of a ragged last tile past the keys (NaN here) zeroed by the producer.
+        ProblemClass full64{DType::bf16, 64, false, 64, 4500};
         full64.paged = true;
         std::vector<TileConfig> full_tiles = tile_per_family(full64, cc);
         full_tiles.push_back({});
         if (cc == 90) full_tiles.push_back({128, 64, 12, 3, "ws"});  // pages of 32 are half its key tile
         for (const TileConfig& tile : full_tiles) {
             for (int page : {32, 64, 128, 256}) {
-                Case c{3, 4, 2, 200, 300, 64, false, Layout::bshd, tile, {300, 129, 0}};
+                Case c{3, 4, 2, 64, 4500, 64, false, Layout::bshd, tile, {4500, 4229, 0}};
                 c.page_size = page, c.share_pages = true, c.table_offset = page / 32 % 4;
                 check_case(c, DType::bf16, rng);
             }
             if (tile.empty() || tile.variant == "ws") {  // the other families' d 64 tiles need not fit d 40
-                Case d40{2, 4, 1, 130, 333, 40, false, Layout::padded, tile, {333, 64}};
+                Case d40{2, 4, 1, 130, 4200, 40, false, Layout::padded, tile, {4200, 4111}};
                 d40.page_size = 64, d40.table_offset = 3;
                 check_case(d40, DType::f16, rng);
             }
@@ -585,15 +585,15 @@ TEST_CASE("a malformed block table empties its sequences, and FA_JIT_CHECK=1 nam
           "[attention][paged][sanitize]") {
     const int cc = current_device().cc();
     std::mt19937 rng(17);
-    // Prefill, decode, and prefill on pages of 64 without the mask (f16-ws reads the table by TMA there).
-    for (const auto& [seqlen_q, causal, page] :
-         {std::tuple{200, true, 16}, std::tuple{1, false, 16}, std::tuple{200, false, 64}}) {
-        ProblemClass p{DType::bf16, 64, causal, seqlen_q, 300};
+    // Prefill, decode, and prefill past 4k keys on pages of 64 without the mask (f16-ws reads the table by TMA).
+    for (const auto& [seqlen_q, causal, page, keys] :
+         {std::tuple{200, true, 16, 300}, std::tuple{1, false, 16, 300}, std::tuple{64, false, 64, 4500}}) {
+        ProblemClass p{DType::bf16, 64, causal, seqlen_q, keys};
         p.paged = true, p.seqused_k = true;
         std::vector<TileConfig> tiles = tile_per_family(p, cc);
         tiles.push_back({});
         for (const TileConfig& tile : tiles) {
-            Case c{3, 4, 2, seqlen_q, 300, 64, causal, Layout::bshd, tile, {300, 100, 250}};
+            Case c{3, 4, 2, seqlen_q, keys, 64, causal, Layout::bshd, tile, {keys, 100, keys - 50}};
             c.page_size = page, c.corrupt = {1};
             check_case(c, DType::bf16, rng);
             c.corrupt = {0, 2};

@@ -90,10 +90,12 @@ public:
                             s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
     }
     bool tile_loop(const AttentionKernelSpec& s, int seqlen_k) const override { return f16_ws_tile_loop(s, seqlen_k); }
-    bool table_map(const AttentionKernelSpec& s, int page_size) const override {
+    // Past 4k keys only: there it ran 1.006-1.011 (8k) and 1.011-1.020 (16k) of the other paged kernel, at 2k 0.97
+    // and at 512 keys 0.90 (bf16 / fp16 d 64, H200, bench/NOTES.md "Paged d 64: the table-map kernel merged").
+    bool table_map(const AttentionKernelSpec& s, int page_size, int seqlen_k) const override {
         return ws_layout::paged_table_map(s.paged, s.causal, s.head_dim, s.tile.block_n, s.varlen, s.mods.any(),
                                           false) &&
-               ws_layout::table_map_pages(page_size, s.tile.block_n);
+               ws_layout::table_map_pages(page_size, s.tile.block_n) && seqlen_k > 4096;
     }
     std::size_t shared_bytes(const AttentionKernelSpec& s) const override {
         const bool alibi_columns =
