@@ -369,10 +369,17 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                         load_boxes(v_empty(s), v_tail ? v_tail_full : v_full(s), sV, v_map);
                         if (v_tail) {
                             mbarrier::wait(v_tail_full, v_tails++ & 1u);
-                            for (int c = valid * 8; c < kBlockN * 8; ++c)
+                            // The rows past the keys are whole 128-byte lines of each column block: one byte range.
+                            // Chunk by chunk through the swizzle it took 25 cycles a store, up to 6.5 % of a block
+                            // at 8k keys (bench/NOTES.md, "Paged d 64: the table-map kernel merged").
+                            static_assert(!kTableMap || !kRowGroups, "column blocks of [kBlockN][64]");
 #pragma unroll
-                                for (int dc = 0; dc < kDBlocks; ++dc)
-                                    ptx::st_shared_zero16(sV + s * kKVBytes + KvLayout::offset(c / 8, dc * 8 + c % 8));
+                            for (int dc = 0; dc < kDBlocks; ++dc) {
+                                const unsigned block = sV + s * kKVBytes + dc * (kBlockN * 128u);
+#pragma unroll 8
+                                for (unsigned b = valid * 128u; b < kBlockN * 128u; b += 16u)
+                                    ptx::st_shared_zero16(block + b);
+                            }
                             wgmma::fence_proxy_async();
                             mbarrier::arrive(v_full(s));
                         }
