@@ -23,7 +23,7 @@ namespace {
 class F16WsFamily final : public KernelFamily {
 public:
     const char* name() const override { return "f16-ws"; }
-    int priority() const override { return 8; }             // after the decode families, ahead of f16-wgmma
+    int priority() const override { return 8; }  // after the decode families, ahead of f16-wgmma
     int score_mods() const override { return mods::kAll; }  // window, softcap, ALiBi
     bool serves_varlen() const override { return true; }
     bool serves_paged() const override { return true; }
