@@ -152,8 +152,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const unsigned s_alibi = (q_full + 8u * (2 + 4 * kStages) + 15u) & ~15u;
     const auto s_alibi_slope = [&](int wg) { return s_alibi + ws_layout::kAlibiSlopeBytes * wg; };
     const unsigned s_alibi_keys = s_alibi + ws_layout::kAlibiSlopeBytes * kConsumers;
-    // kTableMap: in the same place (no ALiBi there), the mbarrier of a key tile's table entries, then the entries.
-    // and of a ragged last tile's V, which the producer zeroes past the keys before it lets the consumers read it.
+    // kTableMap: in the same place (no ALiBi there), the mbarriers of a key tile's table entries and of a ragged last
+    // tile's V (which the producer zeroes past the keys before the consumers read it), then the entries.
     const unsigned table_full = s_alibi, v_tail_full = s_alibi + 8u;
     const unsigned s_table = (s_alibi + 16u + 127u) & ~127u;  // TMA: 128-byte aligned
     // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
