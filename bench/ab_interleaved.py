@@ -25,6 +25,7 @@ from clock_split import mean_clock, read_trace, start_trace
 from compare import DTYPES, FaJit, decode_err, decode_reference, kilo, rel_err, time_interleaved
 from compare_mods import Mods, alibi_slopes, reference, visible
 from compare_paged import layouts, paged_args
+from compare_varlen import bhsd, packed_args
 
 TOL = {"fp16": 3e-3, "bf16": 2e-2}
 
@@ -120,17 +121,8 @@ class Packed:
                       torch.randn(self.tokens, h_kv, d, device="cuda", dtype=dtype),
                       torch.randn(self.tokens, h_kv, d, device="cuda", dtype=dtype)) for _ in range(2)]
 
-    @staticmethod
-    def bhsd(x):  # [tokens, H, d] -> a [1, H, tokens, d] view: the packed rows
-        return x.unsqueeze(0).transpose(1, 2)
-
     def args(self, fa, qkv, m, code, kwargs):
-        q, k, v = (self.bhsd(x) for x in qkv)
-        c = fa.args(q, k, v, self.bhsd(self.o), m.causal, code, **kwargs)
-        c.batch, c.seqlen_q, c.seqlen_k = len(self.lengths), max(self.lengths), max(self.lengths)
-        c.cu_seqlens_q = c.cu_seqlens_k = self.cu.data_ptr()
-        c.total_q = c.total_k = self.tokens
-        return c
+        return packed_args(fa, *qkv, self.o, m.causal, code, self.lengths, self.cu, **kwargs)
 
     def error(self, m, slopes):
         """The largest rel. error against float64 over the first, middle and last sequence (128 random rows each)."""
@@ -140,10 +132,10 @@ class Packed:
         for b in sorted({0, len(self.lengths) // 2, len(self.lengths) - 1}):
             s, e = int(self.cu[b]), int(self.cu[b + 1])
             rows = torch.randperm(e - s, device="cuda")[:128].sort().values
-            seq = [self.bhsd(x[s:e]) for x in (q, k, v)]
+            seq = [bhsd(x[s:e]) for x in (q, k, v)]
             ref = reference(seq[0], seq[1].repeat_interleave(group, 1), seq[2].repeat_interleave(group, 1), m, slopes,
                             rows)
-            errs.append(rel_err(self.bhsd(self.o[s:e]), ref, rows))
+            errs.append(rel_err(bhsd(self.o[s:e]), ref, rows))
         return max(errs)
 
     def visible_pairs(self, m):

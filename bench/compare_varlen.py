@@ -24,6 +24,20 @@ def lengths(seed=0):
     return out
 
 
+def bhsd(x):
+    """[total, H, d] -> a [1, H, total, d] view: the packed rows, batch stride unused."""
+    return x.unsqueeze(0).transpose(1, 2)
+
+
+def packed_args(fa, q, k, v, o, causal, code, lengths, cu, **kwargs):
+    """fa-jit's arguments for packed sequences: q, k, v, o as [total, H, d], cu their prefix sums on the device."""
+    a = fa.args(bhsd(q), bhsd(k), bhsd(v), bhsd(o), causal, code, **kwargs)
+    a.batch, a.seqlen_q, a.seqlen_k = len(lengths), max(lengths), max(lengths)
+    a.cu_seqlens_q = a.cu_seqlens_k = cu.data_ptr()
+    a.total_q = a.total_k = sum(lengths)
+    return a
+
+
 def run_varlen(args, fa, fa4, dtype_name):
     dtype, code = DTYPES[dtype_name]
     results = []
@@ -38,15 +52,8 @@ def run_varlen(args, fa, fa4, dtype_name):
         sets = [tuple(torch.randn(TOKENS, h, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(2)]
         o = torch.empty_like(sets[0][0])
 
-        def bhsd(x):  # [total, H, d] -> a [1, H, total, d] view: the packed rows, batch stride unused
-            return x.unsqueeze(0).transpose(1, 2)
-
         def call(q, k, v):
-            a = fa.args(bhsd(q), bhsd(k), bhsd(v), bhsd(o), True, code)
-            a.batch, a.seqlen_q, a.seqlen_k = len(lens), max(lens), max(lens)
-            a.cu_seqlens_q = a.cu_seqlens_k = cu.data_ptr()
-            a.total_q = a.total_k = TOKENS
-            return a
+            return packed_args(fa, q, k, v, o, True, code, lens, cu)
 
         row = {"dtype": dtype_name, "head_dim": d, "heads": h, "tokens": TOKENS, "sequences": len(lens),
                "visible_pairs": pairs}
