@@ -41,7 +41,8 @@ SUMMARY_METRICS = [
     # Warps stalled per issued instruction, by reason (fixed-latency `wait`: where fa-jit's d 64 kernels exceed FA4's).
     f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
     for reason in ("wait", "barrier", "dispatch_stall", "long_scoreboard", "short_scoreboard", "math_pipe_throttle",
-                   "mio_throttle")]
+                   "mio_throttle", "no_instruction", "branch_resolving", "imc_miss", "membar", "sleeping",
+                   "lg_throttle", "selected", "not_selected")]
 
 
 def summary(raw_csv):
