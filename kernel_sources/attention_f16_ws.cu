@@ -134,22 +134,28 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         !kTableMap || ws_layout::paged_table_map(kPaged, kCausal, kHeadDim, kBlockN, kVarlen, kMods != 0, kSplit),
         "a block-table map only where ws_layout::paged_table_map");
 
-    extern __shared__ float4 smem_raw[];
-    const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
-    const unsigned sK = sQ + kQBytes;                                    // stage s at sK + s * kKVBytes
-    const unsigned sV = sK + kStages * kKVBytes;
-    const unsigned q_full = sV + kStages * kKVBytes;
-    const unsigned q_empty = q_full + 8u;
-    const auto k_full = [&](int s) { return q_full + 8u * (2 + s); };
-    const auto v_full = [&](int s) { return q_full + 8u * (2 + kStages + s); };
-    const auto k_empty = [&](int s) { return q_full + 8u * (2 + 2 * kStages + s); };
-    const auto v_empty = [&](int s) { return q_full + 8u * (2 + 3 * kStages + s); };
     // ALiBi on the tensor cores (ws_layout::alibi_on_tensor_cores, tile/alibi_columns.cuh): behind the barriers each
     // consumer warpgroup's slopes (A), then the key columns (B).
     constexpr bool kAlibiColumns =
         ws_layout::alibi_on_tensor_cores(kBlockM, kBlockN, kHeadDim, kStages, ScoreMod<kMods>::kAlibi,
                                          ScoreMod<kMods>::kSoftcap, (kMods & mods::kWindow) != 0, kSplit);
-    const unsigned s_alibi = (q_full + 8u * (2 + 4 * kStages) + 15u) & ~15u;
+    // Q buffers (ws_layout::q_buffers): a block's n-th tile with keys reads buffer n % kQBuffers. With two, a looping
+    // block stages each tile's O in its buffer, as a block with one tile does, and releases it after the stores.
+    constexpr int kQBuffers = ws_layout::q_buffers(kTileLoop, kBlockM, kBlockN, kHeadDim, kStages, kAlibiColumns);
+    constexpr bool kStagedLoop = kQBuffers == 2;
+
+    extern __shared__ float4 smem_raw[];
+    const unsigned sQ = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;  // swizzle atoms need 1024-byte alignment
+    const unsigned sK = sQ + kQBuffers * kQBytes;                        // stage s at sK + s * kKVBytes
+    const unsigned sV = sK + kStages * kKVBytes;
+    const unsigned s_barriers = sV + kStages * kKVBytes;
+    const auto q_full = [&](int b) { return s_barriers + 16u * b; };
+    const auto q_empty = [&](int b) { return s_barriers + 16u * b + 8u; };
+    const auto k_full = [&](int s) { return s_barriers + 8u * (2 * kQBuffers + s); };
+    const auto v_full = [&](int s) { return s_barriers + 8u * (2 * kQBuffers + kStages + s); };
+    const auto k_empty = [&](int s) { return s_barriers + 8u * (2 * kQBuffers + 2 * kStages + s); };
+    const auto v_empty = [&](int s) { return s_barriers + 8u * (2 * kQBuffers + 3 * kStages + s); };
+    const unsigned s_alibi = (s_barriers + 8u * (2 * kQBuffers + 4 * kStages) + 15u) & ~15u;
     const auto s_alibi_slope = [&](int wg) { return s_alibi + ws_layout::kAlibiSlopeBytes * wg; };
     const unsigned s_alibi_keys = s_alibi + ws_layout::kAlibiSlopeBytes * kConsumers;
     // kTableMap: in the same place (no ALiBi there), the mbarriers of a key tile's table entries and of a ragged last
@@ -235,8 +241,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     };
 
     if (threadIdx.x == 0) {
-        mbarrier::init(q_full, kSplit ? kConsumerWarps : 1);  // split-KV decode: the consumers' gathers landed
-        mbarrier::init(q_empty, kConsumerWarps);
+        for (int b = 0; b < kQBuffers; ++b) {
+            mbarrier::init(q_full(b), kSplit ? kConsumerWarps : 1);  // split-KV decode: the consumers' gathers landed
+            mbarrier::init(q_empty(b), kConsumerWarps);
+        }
         for (int s = 0; s < kStages; ++s) {
             mbarrier::init(k_full(s), 1);
             mbarrier::init(v_full(s), 1);
@@ -285,18 +293,19 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 if (n_block_max == 0) continue;
                 const int start = first_visit<kBlockM, kStaggerGroup>(span, bi.m0, stagger);
                 if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
-                    mbarrier::wait(q_empty, (q_loads++ & 1u) ^ 1u);  // the first tile finds Q empty
-                    mbarrier::arrive_expect_tx(q_full, kQBytes);
+                    const int qb = q_loads % kQBuffers;
+                    mbarrier::wait(q_empty(qb), ((q_loads++ / kQBuffers) & 1u) ^ 1u);  // the first trip finds it empty
+                    mbarrier::arrive_expect_tx(q_full(qb), kQBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
-                        tma::load_4d(sQ + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head, map_batch(bi),
-                                     q_full);
+                        tma::load_4d(sQ + qb * kQBytes + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head,
+                                     map_batch(bi), q_full(qb));
                 }
                 for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                     // Split-KV decode: the first stage, then the rest once the consumers' Q gather has landed. Every
                     // block starts at once, and the gathers would otherwise wait behind the whole grid's ring of loads
                     // (bench/NOTES.md, "decode-ws: where a call's fixed cost goes").
-                    if (kSplit && it == 1) mbarrier::wait(q_full, 0);
+                    if (kSplit && it == 1) mbarrier::wait(q_full(0), 0);
                     const int s = kv_loads % kStages;
                     const int n0 = span.visit(it, start) * kBlockN;
                     if constexpr (kPaged) {
@@ -579,11 +588,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         // Split-KV decode: the warp's part of the packed Q rows landed (or there is nothing to gather).
         const auto release_q_gathered = [&] {
             __syncwarp();
-            if (lane == 0) mbarrier::arrive(q_full);
+            if (lane == 0) mbarrier::arrive(q_full(0));
         };
-        // The tile's last S has been computed: Q may take the next tile's rows.
+        // The tile's last S has been computed (kStagedLoop: its O stored): its Q buffer may take another tile's rows.
+        const int qb = q_loads % kQBuffers;
         const auto release_q = [&] {
-            if (lane == 0) mbarrier::arrive(q_empty);
+            if (lane == 0) mbarrier::arrive(q_empty(qb));
         };
 
         // A paged sequence whose table names a page outside the cache has no keys: the tiles the producer loads
@@ -596,7 +606,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             if constexpr (kSplit)  // nothing to gather: let the producer go on
                 release_q_gathered();
             else
-                mbarrier::wait(q_full, q_loads++ & 1u);
+                mbarrier::wait(q_full(qb), (q_loads++ / kQBuffers) & 1u);
             for (int it = 0; it < n_block_max; ++it) {
                 const int s = (kv_loads + it) % kStages, phase = ((kv_loads + it) / kStages) & 1;
                 mbarrier::wait(k_full(s), phase);
@@ -619,7 +629,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 wgmma::fence_proxy_async();
                 warpgroup::sync(kBarrierConsumers, kConsumerThreads);
             } else {
-                mbarrier::wait(q_full, q_loads++ & 1u);
+                mbarrier::wait(q_full(qb), (q_loads++ / kQBuffers) & 1u);
             }
             const int kv0 = kv_loads;
             if constexpr ((kPaged && !kTableMap) || kSplit) clean_v_tail(kv0);  // kTableMap: the producer's
@@ -628,13 +638,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 float acc_s[kNTilesS][4];
                 take_turn();
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(
-                    acc_s, sQ, wg_row0, sK + (kv0 % kStages) * kKVBytes,
+                    acc_s, sQ + qb * kQBytes, wg_row0, sK + (kv0 % kStages) * kKVBytes,
                     alibi_step(0, kAlibiColumns && tile_masked(0)));
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
                 release(k_empty(kv0 % kStages));
-                if (n_block_max == 1) release_q();
+                if (!kStagedLoop && n_block_max == 1) release_q();
                 const int n0 = span.visit(0, start) * kBlockN;
                 RowBias bias{};
                 mask_scores(acc_s, n0, tile_masked(0), bias);  // no P V in flight yet
@@ -663,14 +673,14 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 if (kRescaleBeforeTurn) rescale();
                 take_turn();
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(
-                    acc_s, sQ, wg_row0, sK + s * kKVBytes, alibi_step(it, masked));
+                    acc_s, sQ + qb * kQBytes, wg_row0, sK + s * kKVBytes, alibi_step(it, masked));
                 issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(
                     acc_o, p_frag, sV + sp * kKVBytes);
                 pass_turn();
                 wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
                 release(k_empty(s));
-                if (it == n_block_max - 1) release_q();
+                if (!kStagedLoop && it == n_block_max - 1) release_q();
                 RowBias bias{};
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
                 const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
@@ -721,8 +731,10 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
 
         // ---- epilogue: O / l and LSE; rows past seqlen_q are not stored, a row without keys gets O = 0 and
         // LSE = -inf. A block with one tile stages O in its warps' own Q rows (read only by their warpgroup's
-        // completed wgmmas) for 16-byte stores; a looping block's shared memory already holds the next tile's Q, so
-        // O goes straight from the registers, 16 bytes a lane after a quad transpose (tile::store_o_row).
+        // completed wgmmas) for 16-byte stores, and so does a looping block with two Q buffers (kStagedLoop) in this
+        // tile's; with one, shared memory already holds the next tile's Q, so O goes straight from the registers, 16
+        // bytes a lane after a quad transpose (tile::store_o_row), as it does for a tile without keys (which loaded
+        // no Q: its buffer may be taking the next tile's).
         if constexpr (kSplit) {  // O / LSE, or the split's fp32 part, per packed row
             blk.template store_rows<T, kHeadDim>(p, acc_o, m_i, l_i, warp_row0, g, t, kNegInf);
             return;
@@ -740,7 +752,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             bc.o += seq.q0 * p.o_row_stride;
             bc.lse = p.lse == nullptr ? nullptr : p.lse + static_cast<long long>(bi.head) * p.total_q + seq.q0;
         }
-        if (!one_tile) {
+        const bool staged = one_tile || (kStagedLoop && n_block_max > 0);
+        const unsigned s_q = sQ + qb * kQBytes;
+        if (!staged) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const RowTotals rt = row_totals(l_i[h]);
@@ -750,7 +764,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             }
         } else {
             __syncwarp();
-            const unsigned o_stage = sQ + (warp_row0 + g) * 128u + 4u * t;  // row & 7 == g: chunk nt at nt ^ g
+            const unsigned o_stage = s_q + (warp_row0 + g) * 128u + 4u * t;  // row & 7 == g: chunk nt at nt ^ g
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const RowTotals rt = row_totals(l_i[h]);
@@ -759,8 +773,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 if (bc.lse != nullptr && t == 0 && row < seqlen_q()) bc.lse[row] = row_lse(m_i[h], rt, kNegInf);
             }
             __syncwarp();
-            store_rows_16b<Swizzle128B<kBlockM>, 16, kHeadDim, false>(sQ, warp_row0, bc.o, p.o_row_stride,
+            store_rows_16b<Swizzle128B<kBlockM>, 16, kHeadDim, false>(s_q, warp_row0, bc.o, p.o_row_stride,
                                                                       m0 + warp_row0, seqlen_q(), lane);
+            if (kStagedLoop && n_block_max > 0) {  // the staged rows are read: the buffer may take another tile's Q
+                __syncwarp();
+                release_q();
+            }
         }
     }
     if (paired && wg == 0 && turns_started) take_turn();  // the last warpgroup's last pass

@@ -85,11 +85,33 @@ FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n
     return alibi && !softcap && !split && mask_loops(window, block_m, head_dim, split) &&
            smem_bytes(block_m, block_n, head_dim, stages) + alibi_columns_bytes(block_m, block_n) <= 227 * 1024;
 }
-// The dynamic shared memory of a kernel with or without the ALiBi columns' operands.
+// Q in two buffers: the looping variant (tile_loop) at d 113-128 on 128 rows in 2 stages (where shared memory has
+// room). Tiles alternate between the buffers (each with its full and empty barriers, 16 bytes behind the ring's), so a
+// tile's Q loads a whole tile ahead, and a tile's O is staged in its own buffer for 16-byte stores: from the registers
+// it took a quad transpose, 16 shuffles and 48 selects a row half (attention_f16_ws.cu; bench/NOTES.md, "O staged in
+// a second Q buffer": d 128 N 512 causal +7-8 %). At d 64 (192 rows) it lost 1-2 %; d 80-112 were not measured with
+// one buffer in 2 stages, and keep it.
+FA_JIT_HOST_DEVICE constexpr int second_q_bytes(int block_m, int head_dim) {
+    return 2 * padded_head_dim(head_dim) * block_m + 16;
+}
+FA_JIT_HOST_DEVICE constexpr int q_buffers(bool tile_loop, int block_m, int block_n, int head_dim, int stages,
+                                           bool alibi_columns) {
+    return tile_loop && block_m == 128 && head_dim > 112 &&
+                   smem_bytes(block_m, block_n, head_dim, stages) +
+                           (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0) +
+                           second_q_bytes(block_m, head_dim) <=
+                       227 * 1024
+               ? 2
+               : 1;
+}
+// The dynamic shared memory of a kernel with or without the ALiBi columns' operands, a block-table window and a
+// second Q buffer.
 FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_dim, int stages, bool alibi_columns,
-                                            bool table_map = false) {
+                                            bool table_map = false, bool tile_loop = false) {
     return smem_bytes(block_m, block_n, head_dim, stages) +
-           (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0) + (table_map ? kTableBytes : 0);
+           (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0) + (table_map ? kTableBytes : 0) +
+           (q_buffers(tile_loop, block_m, block_n, head_dim, stages, alibi_columns) - 1) *
+               second_q_bytes(block_m, head_dim);
 }
 
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int head_dim, int stages) {

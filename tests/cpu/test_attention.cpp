@@ -441,9 +441,12 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::bf16, 112, true, 12288, 12288}) == TileConfig{128, 176, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 112, false, 16384, 16384}) == TileConfig{128, 128, 12, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 8192, 8192}) == TileConfig{128, 128, 12, 3, "ws"});
-    // Short causal rows at d 113-128: 2 stages.
+    // Looping rows at d 113-128 (up to 1k keys without the mask, 2k under it): 2 stages, where Q has two buffers.
     CHECK(default_tile_config(90, {DType::f16, 128, true, 512, 512}) == TileConfig{128, 128, 12, 2, "ws"});
-    CHECK(default_tile_config(90, {DType::f16, 128, false, 512, 512}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 128, false, 512, 512}) == TileConfig{128, 128, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 128, true, 2048, 2048}) == TileConfig{128, 128, 12, 2, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 128, false, 2048, 2048}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 128, true, 4096, 4096}) == TileConfig{128, 128, 12, 3, "ws"});
     ProblemClass alibi128{DType::bf16, 128, true, 16384, 16384};
     alibi128.mods.alibi = true;
     CHECK(default_tile_config(90, alibi128) == TileConfig{128, 176, 12, 2, "ws"});

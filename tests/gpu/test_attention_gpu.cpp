@@ -226,6 +226,18 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
         check_case({1, 60, 20, 300, 300, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
         check_case({2, 8, 2, 2200, 1800, 96, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
         check_case({1, 21, 21, 2000, 2000, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
+        // Two Q buffers (128 rows in 2 stages at d 113-128: ws_layout::q_buffers), each tile's O staged in its own
+        // buffer and the buffer released after the stores; tiles without keys (Nq > Nk, a head's odd tile count) store
+        // from the registers while the producer may be filling their buffer; fewer tiles than SMs (one each); ALiBi's
+        // columns behind the second buffer's barriers.
+        check_case({2, 8, 2, 2200, 300, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+        check_case({2, 8, 2, 2200, 300, 128, true, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::f16, rng);
+        check_case({1, 140, 70, 130, 500, 120, true, Layout::padded, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+        check_case({1, 60, 20, 300, 300, 128, true, Layout::bhsd, {128, 128, 12, 2, "ws"}}, DType::bf16, rng);
+        check_case({1, 6, 2, 300, 1000, 128, false, Layout::bshd, {128, 128, 12, 2, "ws"}}, DType::f16, rng);
+        Case alibi_two_q{2, 8, 2, 1100, 900, 128, true, Layout::bshd, {128, 128, 12, 2, "ws"}};
+        alibi_two_q.mods = Mods{-1, -1, 0.f, true};
+        check_case(alibi_two_q, DType::bf16, rng);
         // d 200-256 at 64 keys (their tile up to 512 keys): Nq > Nk, and 2 tiles per head of 130 rows.
         check_case({2, 8, 2, 2200, 300, 256, true, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
         check_case({1, 140, 70, 130, 500, 200, true, Layout::padded, {128, 64, 12, 2, "ws"}}, DType::f16, rng);

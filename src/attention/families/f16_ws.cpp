@@ -102,7 +102,7 @@ public:
             ws_layout::alibi_on_tensor_cores(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.mods.alibi,
                                              s.mods.softcap, s.mods.window, false);
         return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, alibi_columns,
-                                     s.table_map);
+                                     s.table_map, s.tile_loop);
     }
 
     // A kernel that may loop over tiles (ws_layout::persistent) takes a 1-d grid: for short rows one block per SM (or

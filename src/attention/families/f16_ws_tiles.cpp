@@ -79,9 +79,11 @@ std::vector<TileConfig> padded_128(const ProblemClass& p) {
     // (ws_layout::alibi_on_tensor_cores): d 128 2k / 8k +4.5 / +6 % full, +9 / +12 % causal, d 80 4k +10 / +13 %,
     // windows at 16k +7-9 % ("ALiBi's column term on the tensor cores").
     if (p.mods.alibi && !p.mods.softcap) return {tile(128, 2), tile(128, 3)};
-    // Short causal rows at d 113-128 take 2 stages: N 512 +1.6-1.9 % bf16 / fp16 (B 32, H 16, alternating passes;
-    // without the mask 3 stages lead by 0.3 %).
-    if (plain(p) && p.head_dim > 112 && p.causal && p.seqlen_k <= 512) return {tile(128, 2), tile(128, 3)};
+    // Looping rows at d 113-128 (up to 1k keys without the mask, 2k under it) take 2 stages: there Q has two buffers
+    // and each tile's O is staged in its own (ws_layout::q_buffers). Against 3 stages (d 128, fp16, 16k tokens,
+    // alternating passes): full N 512 / 1k / 2k +2.5 / +1.3 / -0.2 %, causal +8.4 / +2.9 / +1.0 %, 4k / 8k +0.2 /
+    // -0.3 % ("O staged in a second Q buffer"). d 80-112 in 2 stages (one Q buffer) lost 1-8 % at N 512 / 1k.
+    if (plain(p) && p.head_dim > 112 && p.seqlen_k <= (p.causal ? 2048 : 1024)) return {tile(128, 2), tile(128, 3)};
     return {tile(128, 3), tile(64, 3)};
 }
 
