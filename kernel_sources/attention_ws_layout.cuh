@@ -89,8 +89,8 @@ FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n
 // room). Tiles alternate between the buffers (each with its full and empty barriers, 16 bytes behind the ring's), so a
 // tile's Q loads a whole tile ahead, and a tile's O is staged in its own buffer for 16-byte stores: from the registers
 // it took a quad transpose, 16 shuffles and 48 selects a row half (attention_f16_ws.cu; bench/NOTES.md, "O staged in
-// a second Q buffer": d 128 N 512 causal +7-8 %). At d 64 (192 rows) it lost 1-2 %; d 80-112 were not measured with
-// one buffer in 2 stages, and keep it.
+// a second Q buffer": d 128 N 512 causal +7-8 %). At d 64 (192 rows) it lost 1-2 %; d 80-112 keep one buffer and 3
+// stages (2 stages with one buffer lost 1-8 % there; two buffers were not measured).
 FA_JIT_HOST_DEVICE constexpr int second_q_bytes(int block_m, int head_dim) {
     return 2 * padded_head_dim(head_dim) * block_m + 16;
 }
