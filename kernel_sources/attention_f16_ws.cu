@@ -38,7 +38,7 @@
 // entries the sequence uses (tile::pages_ok), and on a bad one only drain the ring and store O = 0, LSE = -inf. One
 // tile per block.
 //
-// kBlockM: 128 or 192 query rows, two or three consumer warpgroups (ws_layout::consumers).
+// kBlockM: 128, 192 or 256 query rows, two, three or four consumer warpgroups (ws_layout::consumers).
 //
 // kTileLoop (ws_layout::tile_loop): blocks loop over tiles; under the causal mask in pairs of about equal cost (a
 // head's heaviest with its lightest, tile/coords.cuh tile_at), a variant the host picks for rows of up to 8k keys;
@@ -65,7 +65,7 @@
 // Warpgroup 0 produces: one thread loads each tile's Q and its K / V tiles into a kStages ring that runs on across
 // tiles, each stage guarded by four mbarriers: K full and V full (transaction bytes: the tile landed), K empty (every
 // consumer warp computed the tile's S) and V empty (and its P V); Q has full and empty barriers of its own. The
-// warpgroup then keeps 24 registers and gives the rest to the consumers (240 each for two, 160 for three). Warpgroups
+// warpgroup then keeps 24 registers and gives the rest to the consumers (240 each for two, 160 for three, 112 for four). Warpgroups
 // 1.. each compute 64 of the query rows (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online softmax in
 // registers, O += P V with P in registers), waiting only on the barriers: no block barrier after the start. The
 // consumers take turns at the tensor cores (ping-pong, round the warpgroups): one's softmax overlaps the others' GEMMs.
@@ -122,8 +122,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kConsumerThreads = 128 * kConsumers;
     constexpr int kConsumerWarps = 4 * kConsumers;
     // Named barriers: 1..kConsumers the consumers' turns, then these two.
-    constexpr int kBarrierCleanV = 4;     // warpgroup 0 zeroed V's tail
-    constexpr int kBarrierConsumers = 5;  // every consumer thread
+    constexpr int kBarrierCleanV = kConsumers < 4 ? 4 : kConsumers + 1;  // warpgroup 0 zeroed V's tail
+    constexpr int kBarrierConsumers = kBarrierCleanV + 1;                // every consumer thread
     // K / V stages: column blocks of [kBlockN][64], or row groups [kBlockN / 8][kDBlocks][8][64] for a paged cache
     // (ws_layout::kv_row_groups: one TMA box per page run covers every column).
     constexpr bool kRowGroups = ws_layout::kv_row_groups(kPaged, kHeadDim);
@@ -437,7 +437,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // looping tile; d 80 / 96 on 128 rows lost up to 3.6 % (H200; bench/NOTES.md, "A lazy running max", "A lazy max
     // after the first key steps").
     constexpr int kLazyRescaleLog2 =
-        kHeadDim <= 96 && (kHeadDimP == 64 || kBlockM == 192) && kUniformDescriptors ? 0 : -1;
+        kHeadDim <= 96 && (kHeadDimP == 64 || kBlockM >= 192) && kUniformDescriptors ? 0 : -1;
     // From key step kLazyAfterSteps of a block on (0 = never), rows keep their max within kLazyLateLog2. By then a
     // row's largest score weighs little, so its P losing the exact 1.0 adds about 1 % of error (6 % at N 512), and
     // rows shorter than that many tiles keep exact numbers. d 64 full and d 96 gain 2-2.7 % at 16k (d 96 loses 1-2.8 %

@@ -6,11 +6,12 @@
 
 namespace fa_jit::ws_layout {
 
-// Query rows per block: 64 per consumer warpgroup, two or three of them. Three give each SM sub-partition a third
+// Query rows per block: 64 per consumer warpgroup, two, three or four of them. Three give each SM sub-partition a third
 // consumer warp to issue from while the others wait on their softmax's dependencies (head dims up to 128, whose S and O
-// fit the 160 registers a consumer then gets); two keep 240 registers each.
+// fit the 160 registers a consumer then gets); two keep 240 registers each; four (112 registers: d <= 64 at 64 keys)
+// serve rows that are whole multiples of 256, which 192-row tiles would pad (max_keys).
 FA_JIT_HOST_DEVICE constexpr bool legal_rows(int block_m) {
-    return block_m == 128 || block_m == 192;
+    return block_m == 128 || block_m == 192 || block_m == 256;
 }
 FA_JIT_HOST_DEVICE constexpr int consumers(int block_m) {
     return block_m / 64;
@@ -18,11 +19,14 @@ FA_JIT_HOST_DEVICE constexpr int consumers(int block_m) {
 FA_JIT_HOST_DEVICE constexpr int threads(int block_m) {  // the producer warpgroup, then the consumers
     return 128 * (consumers(block_m) + 1);
 }
-// setmaxnreg: the producer keeps 24 registers per thread, the consumers share the rest of the 64K register file
-// (multiples of 8): 240 each for two, 160 for three.
+// setmaxnreg: the producer keeps 24 registers per thread and the consumers share what it gives back (multiples of 8;
+// setmaxnreg.inc waits for registers the block's own warps released, so asking for more hangs the block): the block
+// launches with the 64K register file shared evenly, in multiples of 8, which leaves 240 each for two consumers, 160
+// for three and 112 for four (640 threads launch with 96).
 constexpr int kProducerRegisters = 24;
 FA_JIT_HOST_DEVICE constexpr int consumer_registers(int block_m) {
-    return (65536 - 128 * kProducerRegisters) / (128 * consumers(block_m)) / 8 * 8;
+    return (65536 / threads(block_m) / 8 * 8 * threads(block_m) - 128 * kProducerRegisters) /
+           (128 * consumers(block_m)) / 8 * 8;
 }
 
 // Head dims that are multiples of 8 up to 256 are padded to whole 64-column blocks in shared memory: TMA fills the
@@ -64,6 +68,11 @@ constexpr int kTableBytes = 512;  // the mbarrier (8 after 16-byte alignment), t
 // causal looping variant spills, 8 bytes, and the host never takes it there).
 FA_JIT_HOST_DEVICE constexpr int max_keys_at_192_rows(int head_dim) {
     return head_dim <= 64 ? 128 : head_dim <= 96 ? 112 : head_dim <= 128 ? 80 : 0;
+}
+// The same for any row count: 128 rows take every tile; 256 rows (112 registers a consumer) d <= 64 at 64 keys (80
+// spill 160 bytes; under the causal mask 64 keys spill 16).
+FA_JIT_HOST_DEVICE constexpr int max_keys(int block_m, int head_dim) {
+    return block_m == 128 ? 192 : block_m == 192 ? max_keys_at_192_rows(head_dim) : head_dim <= 64 ? 64 : 0;
 }
 
 // Masked and unmasked key tiles run in loops of their own (attention_f16_ws.cu, the key steps), except for a sliding
@@ -115,7 +124,7 @@ FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_d
 }
 
 FA_JIT_HOST_DEVICE constexpr bool legal(int block_m, int block_n, int head_dim, int stages) {
-    return legal_rows(block_m) && (block_m == 128 || block_n <= max_keys_at_192_rows(head_dim)) &&
+    return legal_rows(block_m) && block_n <= max_keys(block_m, head_dim) &&
            (block_n == 64 || block_n == 80 || block_n == 96 || block_n == 112 || block_n == 128 || block_n == 160 ||
             block_n == 176 || block_n == 192) &&
            head_dim % 8 == 0 && head_dim >= 8 && head_dim <= 256 && stages >= 2 && stages <= 4 &&

@@ -380,7 +380,14 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(80, {DType::f32, 256, false, 16384, 16384}) == TileConfig{64, 32, 4});
     // fp16/bf16 on sm_90: the warp-specialized kernel where it measured fastest, then the wgmma kernel wherever it
     // serves the head dim (multiples of 64), else mma.sync.
-    CHECK(default_tile_config(90, {DType::bf16, 64, false, 512, 512}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 512, 512}) == TileConfig{256, 64, 20, 3, "ws"});
+    // 256 rows only where they divide the rows (and up to 1k of them, without the mask or modifiers).
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 1024, 1024}) == TileConfig{256, 64, 20, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 384, 384}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 768, 768}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 512, 4096}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, false, 2048, 2048}) == TileConfig{192, 128, 16, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 128, false, 512, 512}).block_m == 128);
     CHECK(default_tile_config(90, {DType::bf16, 64, false, 16384, 16384}) == TileConfig{192, 128, 16, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 64, false, 8192, 8192}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
@@ -407,13 +414,19 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
             softcap.mods.window = false, softcap.head_dim = 96;
             CHECK(default_tile_config(90, softcap) == TileConfig{192, 96, 16, 3, "ws"});
             softcap.head_dim = 64;  // a MUFU-bound softmax with or without softcap: the plain choice's tile (plain rows
-                                    // past 8k keys without the mask take 2 stages of it)
+                                    // past 8k keys without the mask take 2 stages of it), but for plain rows of
+                                    // whole 256s up to 1k without the mask, on 256 rows
             softcap.mods = ScoreMods{};
             const TileConfig plain = default_tile_config(90, softcap);
             softcap.mods.softcap = true;
             const TileConfig capped = default_tile_config(90, softcap);
-            CHECK((capped.block_m == plain.block_m && capped.block_n == plain.block_n &&
-                   capped.variant == plain.variant));
+            if (!causal && seqlen == 512) {
+                CHECK(plain == TileConfig{256, 64, 20, 3, "ws"});
+                CHECK(capped == TileConfig{192, 128, 16, 3, "ws"});
+            } else {
+                CHECK((capped.block_m == plain.block_m && capped.block_n == plain.block_n &&
+                       capped.variant == plain.variant));
+            }
         }
     CHECK(default_tile_config(90, {DType::bf16, 192, false, 16384, 16384}) == TileConfig{128, 112, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 192, true, 4096, 4096}) == TileConfig{128, 112, 12, 2, "ws"});

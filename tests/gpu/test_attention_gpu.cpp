@@ -79,6 +79,7 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
         if (current_device().cc() == 90) {
             check_case({1, 2, 1, 150, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
             check_case({1, 4, 2, 400, 300, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
+            check_case({1, 4, 2, 300, 300, 64, true, Layout::bshd, {256, 64, 20, 2, "ws"}}, DType::bf16, rng);  // four
             check_case({1, 2, 1, 250, 330, 96, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
             // More tiles than SMs: blocks that loop, O in 16-byte stores from the registers (d 128; d 160 at 64 keys).
             check_case({1, 140, 140, 100, 150, 128, false, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
@@ -145,7 +146,7 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles (s
     with_kernels_precompiled([&] {
         std::mt19937 rng(90);
         for (int d : {64, 128, 192, 256})
-            for (int block_m : {128, 192})  // two or three consumer warpgroups
+            for (int block_m : {128, 192, 256})  // two, three or four consumer warpgroups
                 for (int block_n : {64, 80, 96, 112, 128, 160, 176, 192})
                     for (int stages : {2, 3}) {
                         const TileConfig tile{block_m, block_n, block_m / 16 + 4, stages, "ws"};
@@ -175,6 +176,11 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles at
             const TileConfig rows192{192, d <= 80 ? 80 : d <= 96 ? 96 : 64, 16, 3, "ws"};  // three consumer warpgroups
             check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, rows192}, DType::bf16, rng);
             check_case({1, 2, 1, 450, 260, d, false, Layout::padded, rows192}, DType::f16, rng);
+            if (d <= 64) {  // four consumer warpgroups
+                const TileConfig rows256{256, 64, 20, 3, "ws"};
+                check_case({2, 4, 2, 300, 211, d, true, Layout::bshd, rows256}, DType::bf16, rng);
+                check_case({1, 2, 1, 512, 260, d, false, Layout::padded, rows256}, DType::f16, rng);
+            }
             if (d < 88 || d > 96) continue;
             // d 88-96 past 2k keys: 192 x 112, also with a window and ALiBi without the mask.
             const TileConfig keys112{192, 112, 16, 3, "ws"};
@@ -208,6 +214,9 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
         check_case({1, 8, 4, 4200, 200, 160, false, Layout::bshd, {128, 64, 12, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
+        check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {256, 64, 20, 3, "ws"}}, DType::bf16, rng);
+        check_case({2, 32, 8, 512, 512, 64, false, Layout::bhsd, {256, 64, 20, 3, "ws"}}, DType::f16, rng);  // chosen
+        check_case({1, 2, 2, 6244, 2100, 64, false, Layout::bshd, {256, 64, 20, 2, "ws"}}, DType::bf16, rng);  // stagger
         check_case({2, 8, 2, 2200, 300, 96, false, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
         check_case({1, 8, 4, 4200, 300, 256, false, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
         check_case({2, 8, 2, 2200, 400, 224, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);

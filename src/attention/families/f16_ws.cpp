@@ -3,7 +3,7 @@
 // warpgroups that take turns at the tensor cores. Chosen ahead of f16-wgmma wherever it measured faster (chosen_for(),
 // bench/NOTES.md "Warp-specialized Hopper forward"). Tiles are spelled "128x128w12s3-ws": 128 query rows, keys per
 // step, 12 warps (the producer and two consumer warpgroups), the K/V ring's depth; "192x128w16s3-ws" has three
-// consumer warpgroups (head dims up to 128).
+// consumer warpgroups (head dims up to 128), "256x64w20s3-ws" four (d <= 64).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -64,7 +64,7 @@ public:
         return owns(t) && ws_tile_fits(head_dim, t);
     }
     std::vector<TileConfig> sweep_tiles(int head_dim) const override {
-        return ws_sweep_tiles(head_dim, "ws", {128, 192});
+        return ws_sweep_tiles(head_dim, "ws", {128, 192, 256});
     }
     // By padded head dim, fastest first (f16_ws_tiles.cpp says why, with the figures).
     std::vector<TileConfig> preferred_tiles(int, const ProblemClass& p) const override {

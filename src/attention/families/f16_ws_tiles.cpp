@@ -33,6 +33,14 @@ bool loops(const TileConfig& t, const ProblemClass& p) {
 // 471 against 385 / 424 / 449, interleaved ("d 64 causal on 192 x 128"); with a score modifier it leads 128 x 128 by
 // 2-18 % (d 64, 16k). Causal rows under 2k keys run on f16-wgmma (F16WsFamily::chosen_for).
 std::vector<TileConfig> padded_64(const ProblemClass& p) {
+    // Without the mask, 256, 512 or 1024 rows and keys: four consumer warpgroups on 256 rows at 64 keys, where 192-row
+    // tiles pad the rows by 50 / 12.5 / 12.5 % (d 64, 16k tokens, full, bf16: N 256 / 512 / 1k 326 / 397 / 445 against
+    // 226 / 374 / 430 with 192 x 128 in 3 stages, fp16 N 512 395 against 373; where 192 divides the rows 192 x 128
+    // leads: N 768 459 against 420, 2k 507 against 486, 16k 530 against 480-494: "Four consumer warpgroups"). The
+    // kernel table keys on the powers of two dividing seqlen_q up to 1024 (tile_alignment).
+    if (plain(p) && !p.causal && p.seqlen_q <= 1024 && p.seqlen_q % 256 == 0 && p.seqlen_q % 192 != 0 &&
+        p.seqlen_k <= 1024)
+        return {tile(64, 3, 256), tile(128, 3, 192)};
     // Without the mask past 8k keys, 2 stages: +1.2-1.3 % (bf16 and fp16, 12k-32k; under the mask 3 stages lead by
     // 1.5 %: "Wide key tiles past 8k keys").
     if (plain(p) && !p.causal && p.seqlen_k > 8192) return {tile(128, 2, 192)};
