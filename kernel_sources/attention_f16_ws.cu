@@ -65,8 +65,8 @@
 // Warpgroup 0 produces: one thread loads each tile's Q and its K / V tiles into a kStages ring that runs on across
 // tiles, each stage guarded by four mbarriers: K full and V full (transaction bytes: the tile landed), K empty (every
 // consumer warp computed the tile's S) and V empty (and its P V); Q has full and empty barriers of its own. The
-// warpgroup then keeps 24 registers and gives the rest to the consumers (240 each for two, 160 for three, 112 for four). Warpgroups
-// 1.. each compute 64 of the query rows (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online softmax in
+// warpgroup then keeps 24 registers and gives the rest to the consumers (240 each for two, 160 for three, 112 for
+// four). Warpgroups 1.. each compute 64 of the query rows (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online softmax in
 // registers, O += P V with P in registers), waiting only on the barriers: no block barrier after the start. The
 // consumers take turns at the tensor cores (ping-pong, round the warpgroups): one's softmax overlaps the others' GEMMs.
 // A turn issues S of key tile j and P V of tile j - 1, which the tensor core accumulates into O itself (rescaled by the

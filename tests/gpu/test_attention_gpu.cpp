@@ -215,8 +215,9 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
         check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {128, 192, 12, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {192, 128, 16, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 8, 8, 4200, 500, 64, false, Layout::bshd, {256, 64, 20, 3, "ws"}}, DType::bf16, rng);
-        check_case({2, 32, 8, 512, 512, 64, false, Layout::bhsd, {256, 64, 20, 3, "ws"}}, DType::f16, rng);  // chosen
-        check_case({1, 2, 2, 6244, 2100, 64, false, Layout::bshd, {256, 64, 20, 2, "ws"}}, DType::bf16, rng);  // stagger
+        // 256 rows: the chosen tile at N 512 (GQA), and one tile per block past 2k keys (the stagger).
+        check_case({2, 32, 8, 512, 512, 64, false, Layout::bhsd, {256, 64, 20, 3, "ws"}}, DType::f16, rng);
+        check_case({1, 2, 2, 6244, 2100, 64, false, Layout::bshd, {256, 64, 20, 2, "ws"}}, DType::bf16, rng);
         check_case({2, 8, 2, 2200, 300, 96, false, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
         check_case({1, 8, 4, 4200, 300, 256, false, Layout::bshd, {128, 64, 12, 2, "ws"}}, DType::bf16, rng);
         check_case({2, 8, 2, 2200, 400, 224, false, Layout::bhsd, {128, 64, 12, 2, "ws"}}, DType::f16, rng);
