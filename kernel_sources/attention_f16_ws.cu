@@ -66,16 +66,16 @@
 // tiles, each stage guarded by four mbarriers: K full and V full (transaction bytes: the tile landed), K empty (every
 // consumer warp computed the tile's S) and V empty (and its P V); Q has full and empty barriers of its own. The
 // warpgroup then keeps 24 registers and gives the rest to the consumers (240 each for two, 160 for three, 112 for
-// four). Warpgroups 1.. each compute 64 of the query rows (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online softmax in
-// registers, O += P V with P in registers), waiting only on the barriers: no block barrier after the start. The
-// consumers take turns at the tensor cores (ping-pong, round the warpgroups): one's softmax overlaps the others' GEMMs.
-// A turn issues S of key tile j and P V of tile j - 1, which the tensor core accumulates into O itself (rescaled by the
-// softmax before), so the softmax of S also overlaps the warpgroup's own P V. (The other 16-bit families add each
-// tile's P V to O from a fresh accumulator instead: here that second accumulator's registers would leave S no room
+// four). Warpgroups 1.. each compute 64 of the query rows (tile/wgmma_gemms.cuh: S = Q K^T from shared memory, online
+// softmax in registers, O += P V with P in registers), waiting only on the barriers: no block barrier after the start.
+// The consumers take turns at the tensor cores (ping-pong, round the warpgroups): one's softmax overlaps the others'
+// GEMMs. A turn issues S of key tile j and P V of tile j - 1, which the tensor core accumulates into O itself (rescaled
+// by the softmax before), so the softmax of S also overlaps the warpgroup's own P V. (The other 16-bit families add
+// each tile's P V to O from a fresh accumulator instead: here that second accumulator's registers would leave S no room
 // beside it. Errors against float64 measured the same at 4k-16k keys: bench/NOTES.md.) Q is released as soon as the
 // tile's last S is computed, and a looping block's O goes to global memory straight from the registers, so the next
-// tile's Q and K / V load during the last P V and the epilogue; where Q has two buffers (ws_layout::q_buffers) a
-// tile's O is staged in its own buffer instead, which is released after the stores.
+// tile's Q and K / V load during the last P V and the epilogue; where Q has two buffers (ws_layout::q_buffers) a tile's
+// O is staged in its own buffer instead, which is released after the stores.
 #pragma once
 
 #include "attention_params.cuh"
