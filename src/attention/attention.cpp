@@ -32,7 +32,7 @@ struct ProblemKey {
     bool paged;
     int page_size;                         // AttentionKernelSpec::table_map depends on it (0 without pages)
     int seqlen_q_bucket, seqlen_k_bucket;  // query_length_class(), seqlen_bucket()
-    int seqlen_q_align, seqlen_k_align;    // tile_alignment(): decides AttentionKernelSpec::even_mn
+    int seqlen_q_align, seqlen_k_align;    // tile_alignment(): even_mn, and where f16-ws takes 256-row tiles
     TileConfig tile;                       // the caller's override, or empty
     bool operator==(const ProblemKey& o) const noexcept {
         return context == o.context && dtype == o.dtype && head_dim == o.head_dim && causal == o.causal &&
