@@ -62,17 +62,16 @@ constexpr int kTableEntries = 64;  // the window of entries fetched at once: at 
 constexpr int kTableBoxHalves = 2 * (kTableEntries + 4);  // from a 16-byte boundary: up to 3 entries before
 constexpr int kTableBytes = 512;  // the mbarrier (8 after 16-byte alignment), the box (136 bytes) 128-byte aligned
 
-// The most keys per step of a 192-row tile: a consumer's S, P and O fit its 160 registers without spills (ptxas of
-// NVRTC 13.0 with the wgmma descriptors in uniform registers: d 128 spills 80 bytes at 96 keys, d 96 268 at 128;
-// before them d 80 spilled 60 bytes at 96 keys, d 112 60 at 80 and d 128 32 at 80; at d 96 and 112 keys only the
-// causal looping variant spills, 8 bytes, and the host never takes it there).
-FA_JIT_HOST_DEVICE constexpr int max_keys_at_192_rows(int head_dim) {
-    return head_dim <= 64 ? 128 : head_dim <= 96 ? 112 : head_dim <= 128 ? 80 : 0;
-}
-// The same for any row count: 128 rows take every tile; 256 rows (112 registers a consumer) d <= 64 at 64 keys (80
-// spill 160 bytes; under the causal mask 64 keys spill 16).
+// The most keys per step for block_m rows: where a consumer's S, P and O fit its registers without spills (ptxas of
+// NVRTC 13.0 with the wgmma descriptors in uniform registers). 128 rows (240 registers) take every tile. 192 rows
+// (160): d 128 spills 80 bytes at 96 keys, d 96 268 at 128; before the uniform descriptors d 80 spilled 60 bytes at 96
+// keys, d 112 60 at 80 and d 128 32 at 80; at d 96 and 112 keys only the causal looping variant spills, 8 bytes, and
+// the host never takes it there. 256 rows (112): d <= 64 at 64 keys (80 spill 160 bytes; under the causal mask 64 keys
+// spill 16 with one tile per block, none in the looping variant).
 FA_JIT_HOST_DEVICE constexpr int max_keys(int block_m, int head_dim) {
-    return block_m == 128 ? 192 : block_m == 192 ? max_keys_at_192_rows(head_dim) : head_dim <= 64 ? 64 : 0;
+    if (block_m == 128) return 192;
+    if (block_m == 192) return head_dim <= 64 ? 128 : head_dim <= 96 ? 112 : head_dim <= 128 ? 80 : 0;
+    return head_dim <= 64 ? 64 : 0;
 }
 
 // Masked and unmasked key tiles run in loops of their own (attention_f16_ws.cu, the key steps), except for a sliding

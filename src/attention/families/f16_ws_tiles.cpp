@@ -57,7 +57,7 @@ std::vector<TileConfig> padded_128(const ProblemClass& p) {
     // keeps the running max, and there 192 rows tie or lose up to 8 %. Not with a window: its kernel keeps the overlap
     // only on 128 rows (attention_f16_ws.cu, the key-step loops).
     if (p.mods.softcap && !p.mods.window && p.dtype == DType::bf16)
-        return {tile(std::min(ws_layout::max_keys_at_192_rows(p.head_dim), 96), 3, 192), tile(128, 3)};
+        return {tile(std::min(ws_layout::max_keys(192, p.head_dim), 96), 3, 192), tile(128, 3)};
     // A paged cache at d 113-128 takes 192 keys in 2 stages: the tile is a multiple of every page size's boxes, and
     // fewer, wider tiles pay the page lookups less often (16k, against 128 x 128: pages of 16 / 32 / 64 / 256
     // +0-1.5 / +3.5 / +0-1.2 / +5 % full, +5-8 / +3 / +2-3.6 / +2 % causal, fp16 at 64 +4.7 / +3.6 %; 8k, B 4: +2-5 %;

@@ -1,6 +1,7 @@
 // The warp-specialized kernel's tiles (kernel_sources/attention_f16_ws.cu), shared by the families that run it: f16-ws
-// (prefill, variant "ws") and decode-ws (split-KV decode, "ws-split"). A tile is 128, 192 or 256 query rows (two, three or
-// four consumer warpgroups beside the producer: 12, 16 or 20 warps), block_n keys per step and a K / V ring of `stages`.
+// (prefill, variant "ws") and decode-ws (split-KV decode, "ws-split"). A tile is 128, 192 or 256 query rows (two,
+// three or four consumer warpgroups beside the producer: 12, 16 or 20 warps), block_n keys per step and a K / V ring of
+// `stages`.
 #pragma once
 
 #include <initializer_list>
