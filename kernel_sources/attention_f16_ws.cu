@@ -447,6 +447,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kLazyLateLog2 = 8;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
     constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);
+    // Under the causal mask each warpgroup stops at its own 64 rows' diagonal, not the tile's: on 256 x 64 tiles
+    // the first three warpgroups skip 3, 2 and 1 of a tile's key steps (a 64 x 64 granularity on the diagonal).
+    constexpr bool kTrimDiagonal = kCausal && !kSplit;
     // ALiBi off its diagonal as one FFMA per score, its per-row part in the softmax (tile/mask.cuh,
     // modify_fragment_one_side); tiles crossing the diagonal take the masked loop. +6 / +10 % at d 128 full / causal,
     // +5 % at d 96 causal, +1.7 % at d 64 full (16k); d 64 causal lost 3-4 % and keeps the per-score form (H200;
@@ -634,21 +637,40 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             }
             const int kv0 = kv_loads;
             if constexpr ((kPaged && !kTableMap) || kSplit) clean_v_tail(kv0);  // kTableMap: the producer's
-            mbarrier::wait(k_full(kv0 % kStages), (kv0 / kStages) & 1u);
+            // Under the causal mask the warpgroup's own rows may end before the tile's last key tiles, its first
+            // visits: it passes its turns there, waits for those stages and releases them unread (kTrimDiagonal).
+            int skip = 0;
+            if constexpr (kTrimDiagonal) {
+                const int last_visible = m0 + wg_row0 + 63 + causal_offset();  // the warpgroup's last row's last key
+                const int last_tile = last_visible < 0 ? -1 : last_visible / kBlockN;
+                skip = min(max(span.end - 1 - last_tile, 0), n_block_max - 1);
+                for (int it = 0; it < skip; ++it) {
+                    const int s = (kv0 + it) % kStages;
+                    const unsigned phase = ((kv0 + it) / kStages) & 1u;
+                    take_turn();
+                    pass_turn();
+                    mbarrier::wait(k_full(s), phase);
+                    release(k_empty(s));
+                    mbarrier::wait(v_full(s), phase);
+                    release(v_empty(s));
+                }
+            }
+            const int kv_first = kv0 + skip;
+            mbarrier::wait(k_full(kv_first % kStages), (kv_first / kStages) & 1u);
             {
                 float acc_s[kNTilesS][4];
                 take_turn();
                 issue_qk<kBf16, kBlockM, kBlockN, kHeadDimK, kQkN, KvLayout, kUniformDescriptors>(
-                    acc_s, sQ + qb * kQBytes, wg_row0, sK + (kv0 % kStages) * kKVBytes,
-                    alibi_step(0, kAlibiColumns && tile_masked(0)));
+                    acc_s, sQ + qb * kQBytes, wg_row0, sK + (kv_first % kStages) * kKVBytes,
+                    alibi_step(skip, kAlibiColumns && tile_masked(skip)));
                 pass_turn();
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
-                release(k_empty(kv0 % kStages));
-                if (!kStagedLoop && n_block_max == 1) release_q();
-                const int n0 = span.visit(0, start) * kBlockN;
+                release(k_empty(kv_first % kStages));
+                if (!kStagedLoop && skip == n_block_max - 1) release_q();
+                const int n0 = span.visit(skip, start) * kBlockN;
                 RowBias bias{};
-                mask_scores(acc_s, n0, tile_masked(0), bias);  // no P V in flight yet
+                mask_scores(acc_s, n0, tile_masked(skip), bias);  // no P V in flight yet
                 online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
                     [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max,
@@ -705,12 +727,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // copy of the step spills under the causal mask (12-144 bytes on 192 rows at d 64-128, 88 at d 192).
             // Split-KV decode masks every tile in modify_scores: one loop.
             if constexpr (kMaskLoops) {
-                for (int it = 1; it < n_block_max;) {
+                for (int it = skip + 1; it < n_block_max;) {
                     for (; it < n_block_max && tile_masked(it); ++it) key_step(it, true);
                     for (; it < n_block_max && !tile_masked(it); ++it) key_step(it, false);
                 }
             } else {
-                for (int it = 1; it < n_block_max; ++it) key_step(it, tile_masked(it));
+                for (int it = skip + 1; it < n_block_max; ++it) key_step(it, tile_masked(it));
             }
             // P V of the last key tile.
             const int sp = (kv0 + n_block_max - 1) % kStages;

@@ -392,14 +392,25 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     CHECK(default_tile_config(90, {DType::f16, 64, false, 8192, 8192}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 48, false, 4096, 4096}) == TileConfig{192, 128, 16, 3, "ws"});
-    // d 40-64 causal from 2k keys: 192 x 128, with or without a window.
-    CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{192, 128, 16, 3, "ws"});
+    // d 40-64 causal past 2k keys: 192 x 128, with or without a window (with one from 2k keys).
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 2048, 2048}) == TileConfig{256, 64, 20, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 48, true, 8192, 8192}) == TileConfig{192, 128, 16, 3, "ws"});
     ProblemClass windowed{DType::bf16, 64, true, 4096, 4096};
     windowed.mods.window = true;
     CHECK(default_tile_config(90, windowed) == TileConfig{192, 128, 16, 3, "ws"});
     CHECK(default_tile_config(90, {DType::bf16, 64, true, 16384, 16384}) == TileConfig{192, 128, 16, 3, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 48, true, 1024, 1024}) == TileConfig{128, 128, 12, 3, "ws"});
+    // d 40-64 plain causal rows of 257-2048 keys: 256 rows, each warpgroup stopping at its own diagonal; at 256 keys
+    // or rows and with a score modifier the tiles before (d 64: f16-wgmma).
+    CHECK(default_tile_config(90, {DType::bf16, 48, true, 1024, 1024}) == TileConfig{256, 64, 20, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::f16, 64, true, 512, 512}) == TileConfig{256, 64, 20, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 300, 2048}) == TileConfig{256, 64, 20, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 256, 256}) == TileConfig{64, 64, 4, 2, "wgmma"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 128, 1024}) == TileConfig{64, 64, 4, 2, "wgmma"});
+    CHECK(default_tile_config(90, {DType::bf16, 48, true, 256, 256}) == TileConfig{128, 128, 12, 3, "ws"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 4096, 4096}) == TileConfig{192, 128, 16, 3, "ws"});
+    ProblemClass short_window{DType::bf16, 48, true, 1024, 1024};
+    short_window.mods.window = true;
+    CHECK(default_tile_config(90, short_window) == TileConfig{128, 128, 12, 3, "ws"});
     // Softcap at d 65-128 in bf16: 192 rows, the widest key tile there; fp16 (which keeps a running max) 128 x 128,
     // as plain rows up to 8k keys.
     for (bool causal : {false, true})
@@ -415,14 +426,15 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
             CHECK(default_tile_config(90, softcap) == TileConfig{192, 96, 16, 3, "ws"});
             softcap.head_dim = 64;  // a MUFU-bound softmax with or without softcap: the plain choice's tile (plain rows
                                     // past 8k keys without the mask take 2 stages of it), but for plain rows of
-                                    // whole 256s up to 1k without the mask, on 256 rows
+                                    // whole 256s up to 1k without the mask and of 257-2048 keys under it, on 256
+                                    // rows (capped causal ones there on f16-wgmma)
             softcap.mods = ScoreMods{};
             const TileConfig plain = default_tile_config(90, softcap);
             softcap.mods.softcap = true;
             const TileConfig capped = default_tile_config(90, softcap);
-            if (!causal && seqlen == 512) {
+            if (seqlen == 512) {
                 CHECK(plain == TileConfig{256, 64, 20, 3, "ws"});
-                CHECK(capped == TileConfig{192, 128, 16, 3, "ws"});
+                CHECK(capped == (causal ? TileConfig{64, 64, 4, 2, "wgmma"} : TileConfig{192, 128, 16, 3, "ws"}));
             } else {
                 CHECK((capped.block_m == plain.block_m && capped.block_n == plain.block_n &&
                        capped.variant == plain.variant));
@@ -447,7 +459,7 @@ TEST_CASE("the chosen tile configuration is legal and fits the GPU", "[attention
     ProblemClass windowed256{DType::bf16, 256, true, 1024, 1024};
     windowed256.mods.window = true;
     CHECK(default_tile_config(90, windowed256) == TileConfig{128, 80, 12, 2, "ws"});
-    CHECK(default_tile_config(90, {DType::bf16, 64, true, 1024, 1024}) == TileConfig{64, 64, 4, 2, "wgmma"});
+    CHECK(default_tile_config(90, {DType::bf16, 64, true, 1024, 1024}) == TileConfig{256, 64, 20, 3, "ws"});
     // Past 8k keys plain d 97-128 under the causal mask and d 113-128 without it take wide key tiles in 2 stages.
     CHECK(default_tile_config(90, {DType::bf16, 128, true, 16384, 16384}) == TileConfig{128, 176, 12, 2, "ws"});
     CHECK(default_tile_config(90, {DType::f16, 128, false, 16384, 16384}) == TileConfig{128, 176, 12, 2, "ws"});

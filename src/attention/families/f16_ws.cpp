@@ -46,7 +46,8 @@ public:
     //          at 2k / 16k against 268 / 626 with 64; full, 80 keys with staggered key tiles, N 512 / 2k / 16k:
     //          427 / 601 / 608-638 against 388 / 479 / 538);
     //   d 64: full everywhere (344 / 417 / 451 against 330 / 390 / 409), causal from 2k keys with 192 rows (361 at 2k
-    //         against 343; 128 rows: 184 / 326 against 243 / 343 at 512 / 2k).
+    //         against 343; 128 rows: 184 / 326 against 243 / 343 at 512 / 2k) and plain causal rows of 257-2048 keys
+    //         with 256 (f16_ws_short_causal; 255 / 337 against 247 / 310 at 512 / 1k).
     // Head dims that are not multiples of 64 run padded, against f16-mma (B 4, H 16, N 4096, full / causal): d 48
     // 328 / 279 against 249 / 217, d 80 442 / 373 against 302 / 257, d 96 511 / 437 against 318 / 274, d 120
     // 575 / 508 against 313 / 272, d 160 571 / 499 against 269 / 254, d 224 454 / 467 against 256 / 231; d 32 loses
@@ -54,7 +55,7 @@ public:
     bool chosen_for(const ProblemClass& p, int cc) const override {
         if (!serves(p, cc)) return false;
         if (p.head_dim % 64 != 0) return p.head_dim >= 40;
-        if (p.head_dim == 64) return !p.causal || p.seqlen_k >= 2048;
+        if (p.head_dim == 64) return !p.causal || p.seqlen_k >= 2048 || f16_ws_short_causal(p);
         return true;
     }
     void check_args(const AttentionArgs& args) const override { check_f16_args(args); }

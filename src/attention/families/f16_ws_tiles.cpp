@@ -31,7 +31,7 @@ bool loops(const TileConfig& t, const ProblemClass& p) {
 // with 128 rows and 192 keys; causal: 177 / 361 / 526 against 190 / 344 / 466 and 167 / 336 / 495). Causal at 2k-8k
 // keys, 192 x 128 leads 192 x 96 in pairs of tiles (which keeps per-step wgmma descriptors): N 2k / 4k / 8k 385 / 438 /
 // 471 against 385 / 424 / 449, interleaved ("d 64 causal on 192 x 128"); with a score modifier it leads 128 x 128 by
-// 2-18 % (d 64, 16k). Causal rows under 2k keys run on f16-wgmma (F16WsFamily::chosen_for).
+// 2-18 % (d 64, 16k). Plain causal rows of 257-2048 keys take 256 x 64 (below).
 std::vector<TileConfig> padded_64(const ProblemClass& p) {
     // Without the mask, 256, 512 or 1024 rows and keys: four consumer warpgroups on 256 rows at 64 keys, where 192-row
     // tiles pad the rows by 50 / 12.5 / 12.5 % (d 64, 16k tokens, full, bf16: N 256 / 512 / 1k 326 / 397 / 445 against
@@ -44,6 +44,12 @@ std::vector<TileConfig> padded_64(const ProblemClass& p) {
     // Without the mask past 8k keys, 2 stages: +1.2-1.3 % (bf16 and fp16, 12k-32k; under the mask 3 stages lead by
     // 1.5 %: "Wide key tiles past 8k keys").
     if (plain(p) && !p.causal && p.seqlen_k > 8192) return {tile(128, 2, 192)};
+    // Plain causal rows of 257-2048 keys (and more than 256 rows): 256 x 64, whose warpgroups each stop at their own
+    // rows' diagonal (kTrimDiagonal: the diagonal costs 64 x 64 blocks). d 64, 16k tokens, bf16, N 512 / 1k / 2k: 255
+    // / 337 / 406 against 247 / 310 / 351 on f16-wgmma's 64 x 64 and - / 286 / 400 on 192 x 128; at 256 keys
+    // f16-wgmma leads (174 against 149), from 4k 192 x 128 (460 against 455); d 48, 1k: 260 against 233 on 128 x 128
+    // ("Each warpgroup to its own diagonal").
+    if (f16_ws_short_causal(p)) return {tile(64, 3, 256), tile(128, 3, 192)};
     if (!p.causal || p.seqlen_k >= 2048) return {tile(128, 3, 192), tile(128, 3)};
     return {tile(128, 3), tile(64, 3)};
 }
@@ -135,6 +141,10 @@ std::vector<TileConfig> f16_ws_preferred_tiles(const ProblemClass& p) {
         default:
             return padded_256(p);
     }
+}
+
+bool f16_ws_short_causal(const ProblemClass& p) {
+    return plain(p) && p.causal && p.seqlen_q > 256 && p.seqlen_k > 256 && p.seqlen_k <= 2048;
 }
 
 bool f16_ws_tile_loop(const AttentionKernelSpec& s, int seqlen_k) {
