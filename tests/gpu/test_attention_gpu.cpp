@@ -254,6 +254,11 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
         // The same tile at d 40-64 (its default there from 2k to 8k keys), padded d 48 with Nq < Nk.
         check_case({2, 8, 2, 2200, 1800, 64, true, Layout::bhsd, {192, 96, 16, 3, "ws"}}, DType::bf16, rng);
         check_case({1, 12, 4, 1000, 2500, 48, true, Layout::bshd, {192, 96, 16, 3, "ws"}}, DType::f16, rng);
+        // 256 rows under the mask (d 40-64's tile at 257-2048 keys), each warpgroup from its own rows' diagonal on:
+        // Nq < Nk, Nq > Nk (warpgroups whose rows see no keys), the chosen N 1k row with GQA.
+        check_case({4, 16, 4, 1000, 1500, 64, true, Layout::bshd, {256, 64, 20, 3, "ws"}}, DType::bf16, rng);
+        check_case({2, 16, 16, 1500, 700, 48, true, Layout::bhsd, {256, 64, 20, 3, "ws"}}, DType::f16, rng);
+        check_case({4, 32, 8, 1024, 1024, 64, true, Layout::bshd, {256, 64, 20, 3, "ws"}}, DType::bf16, rng);
         // Without the causal mask a block with one tile starts at its group's key tile (tile::first_visit; groups of
         // one query tile at d <= 64, of 16 past it: kStaggerGroup): query tiles of several groups over ragged keys put
         // the tile that holds the last keys first, in the middle or last of a block's visits. At each head dim's
