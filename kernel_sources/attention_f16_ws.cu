@@ -448,8 +448,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
     constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);
     // Under the causal mask each warpgroup stops at its own 64 rows' diagonal, not the tile's: on 256 x 64 tiles
-    // the first three warpgroups skip 3, 2 and 1 of a tile's key steps (a 64 x 64 granularity on the diagonal).
-    constexpr bool kTrimDiagonal = kCausal && !kSplit;
+    // the first three warpgroups skip 3, 2 and 1 of a tile's key steps (a 64 x 64 granularity on the diagonal). Where
+    // a warpgroup's rows can end a key tile before the tile's last rows do at Nq = Nk: more than two warpgroups, or
+    // key tiles of 64 (d 64 causal, 16k tokens, N 512 / 1k / 2k: +17 / +12 / +7 % on 256 x 64, +4-5 % on 192 x 128;
+    // 128 x 64 at d 160-256, N 512: +2-4 %; 128 x 128 and wider never skip there, and d 128 lost up to 1.6 % to the
+    // extra code: bench/NOTES.md, "Each warpgroup to its own diagonal").
+    constexpr bool kTrimDiagonal = kCausal && !kSplit && (kBlockM > 128 || kBlockN <= 64);
     // ALiBi off its diagonal as one FFMA per score, its per-row part in the softmax (tile/mask.cuh,
     // modify_fragment_one_side); tiles crossing the diagonal take the masked loop. +6 / +10 % at d 128 full / causal,
     // +5 % at d 96 causal, +1.7 % at d 64 full (16k); d 64 causal lost 3-4 % and keeps the per-score form (H200;
