@@ -265,7 +265,11 @@ TEST_CASE("each family serves its problems and refuses the rest", "[families]") 
     }
     CHECK(family(DType::bf16, 256, 90) == "f16-ws");  // not causal: 80 keys, staggered
     CHECK(kernel_family_for({DType::bf16, 256, true, 4096, 4096}, 90) == "f16-ws");
-    CHECK(kernel_family_for({DType::bf16, 64, true, 1024, 1024}, 90) == "f16-wgmma");  // causal, short keys
+    CHECK(kernel_family_for({DType::bf16, 64, true, 256, 256}, 90) == "f16-wgmma");  // causal, short keys
+    CHECK(kernel_family_for({DType::bf16, 64, true, 1024, 1024}, 90) == "f16-ws");   // 256-row tiles
+    ProblemClass capped{DType::bf16, 64, true, 1024, 1024};
+    capped.mods.softcap = true;
+    CHECK(kernel_family_for(capped, 90) == "f16-wgmma");  // with a modifier below 2k keys
     CHECK(kernel_family_for({DType::bf16, 64, false, 1024, 1024}, 90) == "f16-ws");
     // Head dims that are multiples of 8 but not of 64 run padded in the warp-specialized kernel.
     CHECK(tile_is_legal(DType::bf16, 96, {128, 128, 12, 3, "ws"}));
