@@ -593,6 +593,16 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             __syncwarp();
             if (lane == 0) mbarrier::arrive(empty);
         };
+        // The warp is done with load `load`'s K and V without reading them (a paged sequence's bad table, key steps
+        // past the warpgroup's rows' diagonal): it waits for them first, so that its arrivals count for this load.
+        const auto release_unread = [&](int load) {
+            const int s = load % kStages;
+            const unsigned phase = (load / kStages) & 1u;
+            mbarrier::wait(k_full(s), phase);
+            mbarrier::wait(v_full(s), phase);
+            release(k_empty(s));
+            release(v_empty(s));
+        };
         // Split-KV decode: the warp's part of the packed Q rows landed (or there is nothing to gather).
         const auto release_q_gathered = [&] {
             __syncwarp();
@@ -615,13 +625,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 release_q_gathered();
             else
                 mbarrier::wait(q_full(qb), (q_loads++ / kQBuffers) & 1u);
-            for (int it = 0; it < n_block_max; ++it) {
-                const int s = (kv_loads + it) % kStages, phase = ((kv_loads + it) / kStages) & 1;
-                mbarrier::wait(k_full(s), phase);
-                mbarrier::wait(v_full(s), phase);
-                release(k_empty(s));
-                release(v_empty(s));
-            }
+            for (int it = 0; it < n_block_max; ++it) release_unread(kv_loads + it);
             kv_loads += n_block_max;
         } else if (n_block_max > 0) {
             if (last_wg && !turns_started) pass_turn();  // warpgroup 0 goes first
@@ -649,14 +653,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 const int last_tile = last_visible < 0 ? -1 : last_visible / kBlockN;
                 skip = min(max(span.end - 1 - last_tile, 0), n_block_max - 1);
                 for (int it = 0; it < skip; ++it) {
-                    const int s = (kv0 + it) % kStages;
-                    const unsigned phase = ((kv0 + it) / kStages) & 1u;
                     take_turn();
                     pass_turn();
-                    mbarrier::wait(k_full(s), phase);
-                    release(k_empty(s));
-                    mbarrier::wait(v_full(s), phase);
-                    release(v_empty(s));
+                    release_unread(kv0 + it);
                 }
             }
             const int kv_first = kv0 + skip;
