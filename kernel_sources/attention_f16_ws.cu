@@ -72,10 +72,12 @@
 // GEMMs. A turn issues S of key tile j and P V of tile j - 1, which the tensor core accumulates into O itself (rescaled
 // by the softmax before), so the softmax of S also overlaps the warpgroup's own P V. (The other 16-bit families add
 // each tile's P V to O from a fresh accumulator instead: here that second accumulator's registers would leave S no room
-// beside it. Errors against float64 measured the same at 4k-16k keys: bench/NOTES.md.) Q is released as soon as the
-// tile's last S is computed, and a looping block's O goes to global memory straight from the registers, so the next
-// tile's Q and K / V load during the last P V and the epilogue; where Q has two buffers (ws_layout::q_buffers) a tile's
-// O is staged in its own buffer instead, which is released after the stores.
+// beside it. Errors against float64 measured the same at 4k-16k keys: bench/NOTES.md.) Under the causal mask a
+// warpgroup whose rows end a key tile before the tile's last rows passes its turns at those first visits
+// (kTrimDiagonal). Q is released as soon as the tile's last S is computed, and a looping block's O goes to global
+// memory straight from the registers, so the next tile's Q and K / V load during the last P V and the epilogue; where
+// Q has two buffers (ws_layout::q_buffers) a tile's O is staged in its own buffer instead, which is released after the
+// stores.
 #pragma once
 
 #include "attention_params.cuh"
