@@ -25,8 +25,7 @@
 //
 // kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches. ALiBi
 // without softcap adds its column term with one more k step of S where shared memory has room for the operands
-// (tile/alibi_columns.cuh, ws_layout::alibi_on_tensor_cores), and the per-row part in the softmax. Softcap at d 64 in
-// bf16 computes a quarter of its exponentials on the FMA pipe (kSoftcapExp2OnFma), beside tanh on the MUFU pipe.
+// (tile/alibi_columns.cuh, ws_layout::alibi_on_tensor_cores), and the per-row part in the softmax.
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
 // kPaged: K / V in a paged cache (tile/paged_kv.cuh), and the producer looks each box's page up. Head dims that are
@@ -448,12 +447,6 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // steps").
     constexpr int kLazyAfterSteps = kLazyRescaleLog2 == 0 && !(kCausal && kHeadDimP == 64) ? 16 : 0;
     constexpr int kLazyLateLog2 = 8;
-    // Softcap at d 64: its tanh and the exponential, two MUFU operations a score, bind the key step while the FMA pipe
-    // has room; kSoftcapExp2OnFma of every 8 n-tiles of S take their exponentials there (Exp2Split, exp2_fma.cuh:
-    // degree 3 for bf16's P). 16k, 2 of 8: bf16 +2.1 / +1.6 % full / causal, fp16 -0.6 %; 3 and 4 of 8 lose (H200;
-    // bench/NOTES.md, "Softcap's exponentials on the FMA pipe at d 64").
-    constexpr int kSoftcapExp2OnFma = 2;
-    using Exp2 = Exp2Split<ScoreMod<kMods>::kSoftcap && kHeadDimP == 64 && kBf16 ? kSoftcapExp2OnFma : 0, 3>;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
     constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);
     // Under the causal mask each warpgroup stops at its own 64 rows' diagonal, not the tile's: on 256 x 64 tiles
@@ -683,7 +676,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 const int n0 = span.visit(skip, start) * kBlockN;
                 RowBias bias{};
                 mask_scores(acc_s, n0, tile_masked(skip), bias);  // no P V in flight yet
-                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2>(
+                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
                     [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max,
                     static_cast<float>(kLazyRescaleLog2), bias);
@@ -719,7 +712,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 RowBias bias{};
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
                 const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
-                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2>(
+                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                     [&](int nt, int h, float p0, float p1) {
                         acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
