@@ -25,7 +25,8 @@
 //
 // kMods: score modifiers (mods:: bits; tile/mask.cuh): a sliding window visits only the key tiles it reaches. ALiBi
 // without softcap adds its column term with one more k step of S where shared memory has room for the operands
-// (tile/alibi_columns.cuh, ws_layout::alibi_on_tensor_cores), and the per-row part in the softmax.
+// (tile/alibi_columns.cuh, ws_layout::alibi_on_tensor_cores), and the per-row part in the softmax. Softcap at d 64 in
+// bf16 computes a quarter of its exponentials on the FMA pipe (kSoftcapExp2OnFma), beside tanh on the MUFU pipe.
 // kVarlen: packed sequences (tile::seq_rows): the maps hold one batch of total rows, a block's rows and keys start at
 // its sequence's; rows past a sequence's end belong to the next one and are neither seen (masked) nor stored.
 // kPaged: K / V in a paged cache (tile/paged_kv.cuh), and the producer looks each box's page up. Head dims that are
@@ -447,6 +448,15 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // steps").
     constexpr int kLazyAfterSteps = kLazyRescaleLog2 == 0 && !(kCausal && kHeadDimP == 64) ? 16 : 0;
     constexpr int kLazyLateLog2 = 8;
+    // Softcap at d 64: its tanh and the exponential, two MUFU operations a score, bind the key step while the FMA pipe
+    // has room; kSoftcapExp2OnFma of every 8 n-tiles of S take their exponentials there (Exp2Split, exp2_fma.cuh;
+    // degree 3, relative error 7.5e-5, for bf16's P, degree 4 for fp16's). 16k, 2 of 8: bf16 +3.2 / +0.8 % full /
+    // causal, fp16 -0.6 %; 3 and 4 of 8 and degree 4 in bf16 lose (H200; bench/NOTES.md, "Softcap's exponentials on
+    // the FMA pipe").
+    constexpr bool kSoftcapExp2Split = ScoreMod<kMods>::kSoftcap && kHeadDimP == 64 && kBf16;
+    constexpr int kSoftcapExp2OnFma = 2;
+    constexpr int kSoftcapExp2Degree = kBf16 ? 3 : 4;
+    using Exp2 = Exp2Split<kSoftcapExp2Split ? kSoftcapExp2OnFma : 0, kSoftcapExp2Degree>;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
     constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);
     // Under the causal mask each warpgroup stops at its own 64 rows' diagonal, not the tile's: on 256 x 64 tiles
@@ -676,7 +686,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 const int n0 = span.visit(skip, start) * kBlockN;
                 RowBias bias{};
                 mask_scores(acc_s, n0, tile_masked(skip), bias);  // no P V in flight yet
-                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal>(
+                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
                     [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max,
                     static_cast<float>(kLazyRescaleLog2), bias);
@@ -712,7 +722,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 RowBias bias{};
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
                 const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
-                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal>(
+                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                     [&](int nt, int h, float p0, float p1) {
                         acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag

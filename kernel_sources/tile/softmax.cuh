@@ -20,6 +20,7 @@
 //          max enters the row max; p = exp2(s - m). The per-row sum then adds p0 and p1 one at a time.
 #pragma once
 
+#include "exp2_fma.cuh"
 #include "ptx.cuh"
 
 namespace fa_jit::tile {
@@ -57,18 +58,30 @@ __device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h
     return m_use;
 }
 
+// Which exponentials leave the MUFU pipe: n-tiles nt with nt % 8 < kOnFma of every 8 take exp2_fma<kDegree>
+// (exp2_fma.cuh: a polynomial on the FMA pipe) instead of ex2, for kernels whose MUFU pipe binds (softcap's tanh
+// doubles its work). 0 (the default): all ex2.
+template <int kOnFma_ = 0, int kDegree_ = 3>
+struct Exp2Split {
+    static constexpr int kOnFma = kOnFma_, kDegree = kDegree_;
+    static_assert(kOnFma >= 0 && kOnFma <= 8, "n-tiles per 8");
+    // nt: a constant once the caller's loop is unrolled, so the choice costs nothing.
+    static __device__ __forceinline__ float exp2(float x, int nt) {
+        return nt % 8 < kOnFma ? exp2_fma<kDegree>(x) : ptx::exp2_approx(x);
+    }
+};
+
 // Row h: p = exp2(s * scale_log2 - m_use) for the thread's columns, handed to store(nt, p0, p1) (columns 2t, 2t + 1 of
 // n-tile nt); returns their sum.
-template <bool kScaled, int kNT, class Store>
+template <bool kScaled, class Split = Exp2Split<>, int kNT, class Store>
 __device__ __forceinline__ float softmax_row_exp(const float (&s)[kNT][4], int h, float m_use, float scale_log2,
                                                  Store store) {
     float row_sum = 0.f;
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt) {
-        const float p0 =
-            kScaled ? ptx::exp2_approx(s[nt][2 * h] - m_use) : ptx::exp2_approx(fmaf(s[nt][2 * h], scale_log2, -m_use));
-        const float p1 = kScaled ? ptx::exp2_approx(s[nt][2 * h + 1] - m_use)
-                                 : ptx::exp2_approx(fmaf(s[nt][2 * h + 1], scale_log2, -m_use));
+        const auto exp2 = [nt](float x) { return Split::exp2(x, nt); };
+        const float p0 = kScaled ? exp2(s[nt][2 * h] - m_use) : exp2(fmaf(s[nt][2 * h], scale_log2, -m_use));
+        const float p1 = kScaled ? exp2(s[nt][2 * h + 1] - m_use) : exp2(fmaf(s[nt][2 * h + 1], scale_log2, -m_use));
         if (kScaled) {
             row_sum += p0;
             row_sum += p1;
@@ -91,8 +104,8 @@ struct RowBias {
 // The two maxima first, then the two exponent passes: this order is the one ptxas was tuned against at 255 registers.
 // no_max: scores bounded so that exp2(s * scale_log2) neither overflows nor underflows (softcap with bf16 P): no
 // running max, m = 0 and alpha = 1 (a uniform branch around the max). kRowBias: the scores lack row_bias (RowBias;
-// not with no_max).
-template <int kLazyLog2 = -1, bool kRowBias = false, int kNT, class Store>
+// not with no_max). Split: which exponentials run on the FMA pipe (Exp2Split).
+template <int kLazyLog2 = -1, bool kRowBias = false, class Split = Exp2Split<>, int kNT, class Store>
 __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
                                                float (&alpha)[2], float scale_log2, float neg_inf, Store store,
                                                bool no_max = false, float lazy_log2 = static_cast<float>(kLazyLog2),
@@ -112,7 +125,8 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
         // p = exp2((s + bias) * scale_log2 - m_use): the bias joins the subtracted max, one FFMA per row.
         const float m_sub = kRowBias ? fmaf(-row_bias.b[h], scale_log2, m_use[h]) : m_use[h];
         const float row_sum =
-            softmax_row_exp<false>(s, h, m_sub, scale_log2, [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
+            softmax_row_exp<false, Split>(s, h, m_sub, scale_log2,
+                                          [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
         l[h] = l[h] * alpha[h] + row_sum;
     }
 }
