@@ -75,10 +75,10 @@
 // each tile's P V to O from a fresh accumulator instead: here that second accumulator's registers would leave S no room
 // beside it. Errors against float64 measured the same at 4k-16k keys: bench/NOTES.md.) Under the causal mask a
 // warpgroup whose rows end a key tile before the tile's last rows passes its turns at those first visits
-// (kTrimDiagonal). Q is released as soon as the tile's last S is computed, and a looping block's O goes to global
-// memory straight from the registers, so the next tile's Q and K / V load during the last P V and the epilogue; where
-// Q has two buffers (ws_layout::q_buffers) a tile's O is staged in its own buffer instead, which is released after the
-// stores.
+// (kTrimDiagonal), and under a sliding window at the visits past either edge of its own rows' windows (kTrimWindow).
+// Q is released as soon as the tile's last S is computed, and a looping block's O goes to global memory straight from
+// the registers, so the next tile's Q and K / V load during the last P V and the epilogue; where Q has two buffers
+// (ws_layout::q_buffers) a tile's O is staged in its own buffer instead, which is released after the stores.
 #pragma once
 
 #include "attention_params.cuh"
@@ -466,6 +466,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // 128 x 64 at d 160-256, N 512: +2-4 %; 128 x 128 and wider never skip there, and d 128 lost up to 1.6 % to the
     // extra code: bench/NOTES.md, "Each warpgroup to its own diagonal").
     constexpr bool kTrimDiagonal = kCausal && !kSplit && (kBlockM > 128 || kBlockN <= 64);
+    // Under a sliding window each warpgroup visits only its own 64 rows' keys: it passes its turns at the first visits
+    // past its last row's right edge and at the last visits before its first row's left edge, and releases those
+    // stages unread. Where a warpgroup's keys can span a key tile fewer than the tile's, as above: d 64 on 192 x 128,
+    // 16k, windows 2048 / 2048 and causal 4096 / 0: +2.5 / +1.2 %; d 128 on 128 x 128 -0.1 / -0.4 % (H200;
+    // bench/NOTES.md, "Each warpgroup to its own window").
+    constexpr bool kTrimWindow = ScoreMod<kMods>::kWindow && !kSplit && (kBlockM > 128 || kBlockN <= 64);
     // ALiBi off its diagonal as one FFMA per score, its per-row part in the softmax (tile/mask.cuh,
     // modify_fragment_one_side); tiles crossing the diagonal take the masked loop. +6 / +10 % at d 128 full / causal,
     // +5 % at d 96 causal, +1.7 % at d 64 full (16k); d 64 causal lost 3-4 % and keeps the per-score form (H200;
@@ -657,19 +663,28 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             }
             const int kv0 = kv_loads;
             if constexpr ((kPaged && !kTableMap) || kSplit) clean_v_tail(kv0);  // kTableMap: the producer's
-            // Under the causal mask the warpgroup's own rows may end before the tile's last key tiles, its first
-            // visits: it passes its turns there, waits for those stages and releases them unread (kTrimDiagonal).
-            int skip = 0;
-            if constexpr (kTrimDiagonal) {
-                const int last_visible = m0 + wg_row0 + 63 + causal_offset();  // the warpgroup's last row's last key
+            // Under the causal mask or a window the warpgroup's own rows may end before the tile's last key tiles,
+            // its first visits: it passes its turns there, waits for those stages and releases them unread
+            // (kTrimDiagonal, kTrimWindow). Under a window its first row may also start after the tile's first key
+            // tiles, its last visits (below, after its last P V). Its own visits: [skip, visits), at least one.
+            int skip = 0, trimmed_visits = n_block_max;
+            if constexpr (kTrimDiagonal || kTrimWindow) {
+                int last_visible = m0 + wg_row0 + 63 + causal_offset();  // the warpgroup's last row's last key
+                if (kTrimWindow && !kCausal) last_visible += mod.right;
                 const int last_tile = last_visible < 0 ? -1 : last_visible / kBlockN;
                 skip = min(max(span.end - 1 - last_tile, 0), n_block_max - 1);
+                if constexpr (kTrimWindow) {  // visits run from the last key tile down (no stagger under a window)
+                    const int first_visible = m0 + wg_row0 + causal_offset() - mod.left;  // its first row's first key
+                    const int first_tile = first_visible <= 0 ? 0 : first_visible / kBlockN;
+                    trimmed_visits = max(min(span.end - first_tile, n_block_max), skip + 1);
+                }
                 for (int it = 0; it < skip; ++it) {
                     take_turn();
                     pass_turn();
                     release_unread(kv0 + it);
                 }
             }
+            const int visits = kTrimWindow ? trimmed_visits : n_block_max;
             const int kv_first = kv0 + skip;
             mbarrier::wait(k_full(kv_first % kStages), (kv_first / kStages) & 1u);
             {
@@ -682,7 +697,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 wgmma::wait<0>();
                 wgmma::hold(acc_s);
                 release(k_empty(kv_first % kStages));
-                if (!kStagedLoop && skip == n_block_max - 1) release_q();
+                if (!kStagedLoop && skip == visits - 1) release_q();
                 const int n0 = span.visit(skip, start) * kBlockN;
                 RowBias bias{};
                 mask_scores(acc_s, n0, tile_masked(skip), bias);  // no P V in flight yet
@@ -718,7 +733,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 wgmma::wait<1>();  // S; P V still in flight
                 wgmma::hold(acc_s);
                 release(k_empty(s));
-                if (!kStagedLoop && it == n_block_max - 1) release_q();
+                if (!kStagedLoop && it == visits - 1) release_q();
                 RowBias bias{};
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
                 const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
@@ -742,16 +757,16 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // copy of the step spills under the causal mask (12-144 bytes on 192 rows at d 64-128, 88 at d 192).
             // Split-KV decode masks every tile in modify_scores: one loop.
             if constexpr (kMaskLoops) {
-                for (int it = skip + 1; it < n_block_max;) {
-                    for (; it < n_block_max && tile_masked(it); ++it) key_step(it, true);
-                    for (; it < n_block_max && !tile_masked(it); ++it) key_step(it, false);
+                for (int it = skip + 1; it < visits;) {
+                    for (; it < visits && tile_masked(it); ++it) key_step(it, true);
+                    for (; it < visits && !tile_masked(it); ++it) key_step(it, false);
                 }
             } else {
-                for (int it = skip + 1; it < n_block_max; ++it) key_step(it, tile_masked(it));
+                for (int it = skip + 1; it < visits; ++it) key_step(it, tile_masked(it));
             }
-            // P V of the last key tile.
-            const int sp = (kv0 + n_block_max - 1) % kStages;
-            mbarrier::wait(v_full(sp), ((kv0 + n_block_max - 1) / kStages) & 1u);
+            // P V of the warpgroup's last key tile.
+            const int sp = (kv0 + visits - 1) % kStages;
+            mbarrier::wait(v_full(sp), ((kv0 + visits - 1) / kStages) & 1u);
             if (kRescaleBeforeTurn) rescale();  // one key tile: O 0, alpha finite
             take_turn();
             issue_pv_into_o<kBf16, kBlockN, kHeadDimP, KvLayout, kPvColumns, kUniformDescriptors>(acc_o, p_frag,
@@ -760,10 +775,21 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // has keys (without the causal mask all see the same keys). A block with pairs of tiles cannot tell its
             // last tile with keys (where Nq > Nk a head's first rows see none, and tile_at's extra tiles have no rows):
             // warpgroup 0 takes the last pass when the tiles run out.
-            if (!last_wg || paired || tile_of(n + 1) < end) pass_turn();
+            if constexpr (kTrimWindow) {
+                if (!last_wg || paired || tile_of(n + 1) < end || visits < n_block_max) pass_turn();
+            } else {
+                if (!last_wg || paired || tile_of(n + 1) < end) pass_turn();
+            }
             wgmma::wait<0>();
             hold_o<kPvColumns>(acc_o);
             release(v_empty(sp));
+            if constexpr (kTrimWindow) {
+                for (int it = visits; it < n_block_max; ++it) {  // past its first row's window
+                    take_turn();
+                    if (!last_wg || paired || tile_of(n + 1) < end || it < n_block_max - 1) pass_turn();
+                    release_unread(kv0 + it);
+                }
+            }
             kv_loads += n_block_max;
         }
 

@@ -352,6 +352,15 @@ TEST_CASE("score modifiers match the reference in every prefill family", "[atten
         // d 64 on the chooser's tiles: on sm_90, softcap in bf16 takes a quarter of its exponentials on the FMA pipe.
         for (const Case& c : cases(64, {})) check_case(c, DType::bf16, rng);
         for (const Case& c : cases(96, {})) check_case(c, DType::bf16, rng);  // a padded head dim
+        // Each warpgroup to its own window (kTrimWindow): 192- and 256-row tiles whose warpgroups' windows begin and
+        // end in different key tiles, causal and not, Nq != Nk both ways.
+        if (cc == 90)
+            for (const TileConfig& tile : {TileConfig{192, 128, 16, 3, "ws"}, TileConfig{256, 64, 20, 3, "ws"}}) {
+                check_case({1, 4, 2, 600, 700, 64, false, Layout::bshd, tile, {}, 0, false, Mods{150, 90}}, DType::bf16,
+                           rng);
+                check_case({1, 2, 1, 700, 500, 64, true, Layout::bhsd, tile, {}, 0, false, Mods{300, -1}}, DType::f16,
+                           rng);
+            }
     });
 }
 
