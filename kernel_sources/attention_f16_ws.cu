@@ -774,7 +774,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // None after the last warpgroup's last turn: nobody would wait for it. Every tile of a round-robin block
             // has keys (without the causal mask all see the same keys). A block with pairs of tiles cannot tell its
             // last tile with keys (where Nq > Nk a head's first rows see none, and tile_at's extra tiles have no rows):
-            // warpgroup 0 takes the last pass when the tiles run out.
+            // warpgroup 0 takes the last pass when the tiles run out. (Two forms: with the window's term folded in,
+            // the kernels without a window compiled to other SASS.)
             if constexpr (kTrimWindow) {
                 if (!last_wg || paired || tile_of(n + 1) < end || visits < n_block_max) pass_turn();
             } else {
