@@ -450,12 +450,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kLazyLateLog2 = 8;
     // Softcap at d 64: its tanh and the exponential, two MUFU operations a score, bind the key step while the FMA pipe
     // has room; kSoftcapExp2OnFma of every 8 n-tiles of S take their exponentials there (Exp2Split, exp2_fma.cuh;
-    // degree 3, relative error 7.5e-5, for bf16's P, degree 4 for fp16's). 16k, 2 of 8: bf16 +3.2 / +0.8 % full /
-    // causal, fp16 -0.6 %; 3 and 4 of 8 and degree 4 in bf16 lose (H200; bench/NOTES.md, "Softcap's exponentials on
-    // the FMA pipe").
+    // degree 3: relative error 7.5e-5 against bf16's rounding of P at 2^-9). 16k, 2 of 8: bf16 +3.2 / +0.8 % full /
+    // causal; 3 and 4 of 8, degree 4, fp16 (with its running max) and d 128 lose (H200; bench/NOTES.md, "Softcap's
+    // FMA-pipe exponentials merged").
     constexpr bool kSoftcapExp2Split = ScoreMod<kMods>::kSoftcap && kHeadDimP == 64 && kBf16;
     constexpr int kSoftcapExp2OnFma = 2;
-    constexpr int kSoftcapExp2Degree = kBf16 ? 3 : 4;
+    constexpr int kSoftcapExp2Degree = 3;
     using Exp2 = Exp2Split<kSoftcapExp2Split ? kSoftcapExp2OnFma : 0, kSoftcapExp2Degree>;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
     constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);
@@ -612,7 +612,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             if (lane == 0) mbarrier::arrive(empty);
         };
         // The warp is done with load `load`'s K and V without reading them (a paged sequence's bad table, key steps
-        // past the warpgroup's rows' diagonal): it waits for them first, so that its arrivals count for this load.
+        // past the warpgroup's rows' diagonal or window): it waits for them first, so that its arrivals count for this
+        // load.
         const auto release_unread = [&](int load) {
             const int s = load % kStages;
             const unsigned phase = (load / kStages) & 1u;
