@@ -457,6 +457,21 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kSoftcapExp2OnFma = 2;
     constexpr int kSoftcapExp2Degree = 3;
     using Exp2 = Exp2Split<kSoftcapExp2Split ? kSoftcapExp2OnFma : 0, kSoftcapExp2Degree>;
+    // Which of the softmax's equivalent code forms (tile/softmax.cuh, softmax_form): ptxas schedules each otherwise,
+    // and on these kernels one led main's form in interleaved A / B runs (H200, bf16, 16k, B 1; plain attention,
+    // fp16, d 96 and d 256 tied or lost, up to 3 % at d 64): softcap at d 128 +1.1 / +2.8 % (full / causal) and with
+    // a window at d 64 +0.9 %, a window at d 64 +1.8 %, ALiBi causal at d 64 +1.4 % (bench/NOTES.md, "The softmax's
+    // code forms"). Softcap alone at d 64 gained 6.5 % with the rows interleaved, but only as a kernel that spills 88
+    // bytes (its FMA-pipe exponentials' registers): it keeps main's form.
+    constexpr bool kOneTileBf16 = kBf16 && !kVarlen && !kPaged && !kSplit && !kTileLoop;
+    constexpr int kSumRows = softmax_form::kSumSeed | softmax_form::kRowsInterleaved;
+    constexpr int kSoftmaxForm =
+        !kOneTileBf16                                                  ? 0
+        : kMods == (mods::kSoftcap | mods::kWindow) && kHeadDim == 64 ? (kCausal ? 0 : kSumRows)
+        : kMods == mods::kSoftcap && kHeadDim == 128                   ? (kCausal ? kSumRows : softmax_form::kMaxSeed)
+        : kMods == mods::kWindow && kHeadDim == 64 && !kCausal         ? softmax_form::kMaxSeed
+        : kMods == mods::kAlibi && kHeadDim == 64 && kCausal           ? kSumRows
+                                                                       : 0;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
     constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);
     // Under the causal mask each warpgroup stops at its own 64 rows' diagonal, not the tile's: on 256 x 64 tiles
@@ -702,7 +717,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 const int n0 = span.visit(skip, start) * kBlockN;
                 RowBias bias{};
                 mask_scores(acc_s, n0, tile_masked(skip), bias);  // no P V in flight yet
-                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2>(
+                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2, kSoftmaxForm>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,  // O is 0: no rescale
                     [&](int nt, int h, float p0, float p1) { p_frag[nt][h] = pack2<kBf16>(p0, p1); }, no_max,
                     static_cast<float>(kLazyRescaleLog2), bias);
@@ -738,7 +753,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 RowBias bias{};
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
                 const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
-                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2>(
+                online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2, kSoftmaxForm>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
                     [&](int nt, int h, float p0, float p1) {
                         acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag

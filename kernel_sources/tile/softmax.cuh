@@ -25,6 +25,15 @@
 
 namespace fa_jit::tile {
 
+// Forms of the softmax's code that give the same numbers bit for bit (p >= +0, and fmaxf drops a NaN, so neither seed
+// changes a result) but that ptxas schedules differently; which one runs fastest differs from kernel to kernel by up to
+// 6 %, so each kernel names its own (attention_f16_ws.cu, kSoftmaxForm; bench/NOTES.md, "The softmax's code forms").
+namespace softmax_form {
+constexpr int kMaxSeed = 1;          // a row's max starts from its first n-tile, not from -inf
+constexpr int kSumSeed = 2;          // a row's sum starts from its first pair, not from 0
+constexpr int kRowsInterleaved = 4;  // both rows' exponentials n-tile by n-tile, not one row after the other
+}  // namespace softmax_form
+
 // Row h (0: row g, 1: row g + 8) of one 16-row block: updates m and returns the max to subtract (0 for a row with no
 // visible key yet) and, in alpha, O's rescale factor exp2(m_old - m_new) (0 on the first tile: O is 0 anyway).
 // kLazyLog2 >= 0 (raw scores only): a row keeps m, with alpha = 1 exactly, unless the tile's max passes it by more
@@ -35,16 +44,18 @@ namespace fa_jit::tile {
 // a kernel may keep exact numbers on a row's first keys and go lazy later.
 // kRowBias (raw scores only): the thread's scores of row h all lack the same `bias` (raw units, one per lane: see
 // RowBias), added to the thread's max before the quad's.
-template <bool kScaled, int kNT, int kLazyLog2 = -1, bool kRowBias = false>
+template <bool kScaled, int kNT, int kLazyLog2 = -1, bool kRowBias = false, int kForm = 0>
 __device__ __forceinline__ float softmax_row_max(const float (&s)[kNT][4], int h, float& m, float& alpha,
                                                  float scale_log2, float neg_inf,
                                                  float lazy_log2 = static_cast<float>(kLazyLog2), float bias = 0.f) {
     static_assert(kNT >= 1, "at least one 8-column n-tile");
     static_assert(kLazyLog2 < 0 || !kScaled, "a lazy max needs the running max outside the row max");
     static_assert(!kRowBias || !kScaled, "a row bias applies to raw scores");
-    float row_max = kScaled ? m : neg_inf;
+    constexpr bool kSeed = (kForm & softmax_form::kMaxSeed) != 0;
+    float row_max = kSeed ? fmaxf(s[0][2 * h], s[0][2 * h + 1]) : kScaled ? m : neg_inf;
+    if (kScaled && kSeed) row_max = fmaxf(m, row_max);
 #pragma unroll
-    for (int nt = 0; nt < kNT; ++nt) row_max = fmaxf(row_max, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
+    for (int nt = kSeed ? 1 : 0; nt < kNT; ++nt) row_max = fmaxf(row_max, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
     if (kRowBias) row_max += bias;
     row_max = ptx::quad_max(row_max);
     // Raw scores: the max commutes with a positive scale, and -inf stays -inf.
@@ -71,9 +82,16 @@ struct Exp2Split {
     }
 };
 
+// The running sum of a row's exponentials, pair by pair (raw scores), starting from 0 or from the first pair
+// (softmax_form::kSumSeed).
+template <int kForm>
+__device__ __forceinline__ float add_pair(float row_sum, int nt, float p0, float p1) {
+    return (kForm & softmax_form::kSumSeed) != 0 && nt == 0 ? p0 + p1 : row_sum + (p0 + p1);
+}
+
 // Row h: p = exp2(s * scale_log2 - m_use) for the thread's columns, handed to store(nt, p0, p1) (columns 2t, 2t + 1 of
 // n-tile nt); returns their sum.
-template <bool kScaled, class Split = Exp2Split<>, int kNT, class Store>
+template <bool kScaled, class Split = Exp2Split<>, int kForm = 0, int kNT, class Store>
 __device__ __forceinline__ float softmax_row_exp(const float (&s)[kNT][4], int h, float m_use, float scale_log2,
                                                  Store store) {
     float row_sum = 0.f;
@@ -86,7 +104,7 @@ __device__ __forceinline__ float softmax_row_exp(const float (&s)[kNT][4], int h
             row_sum += p0;
             row_sum += p1;
         } else {
-            row_sum += p0 + p1;
+            row_sum = add_pair<kForm>(row_sum, nt, p0, p1);
         }
         store(nt, p0, p1);
     }
@@ -104,8 +122,8 @@ struct RowBias {
 // The two maxima first, then the two exponent passes: this order is the one ptxas was tuned against at 255 registers.
 // no_max: scores bounded so that exp2(s * scale_log2) neither overflows nor underflows (softcap with bf16 P): no
 // running max, m = 0 and alpha = 1 (a uniform branch around the max). kRowBias: the scores lack row_bias (RowBias;
-// not with no_max). Split: which exponentials run on the FMA pipe (Exp2Split).
-template <int kLazyLog2 = -1, bool kRowBias = false, class Split = Exp2Split<>, int kNT, class Store>
+// not with no_max). Split: which exponentials run on the FMA pipe (Exp2Split). kForm: softmax_form's flags.
+template <int kLazyLog2 = -1, bool kRowBias = false, class Split = Exp2Split<>, int kForm = 0, int kNT, class Store>
 __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (&m)[2], float (&l)[2],
                                                float (&alpha)[2], float scale_log2, float neg_inf, Store store,
                                                bool no_max = false, float lazy_log2 = static_cast<float>(kLazyLog2),
@@ -117,16 +135,33 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
             m_use[h] = m[h] = 0.f, alpha[h] = 1.f;
             continue;
         }
-        m_use[h] = softmax_row_max<false, kNT, kLazyLog2, kRowBias>(s, h, m[h], alpha[h], scale_log2, neg_inf,
-                                                                    lazy_log2, row_bias.b[h]);
+        m_use[h] = softmax_row_max<false, kNT, kLazyLog2, kRowBias, kForm>(s, h, m[h], alpha[h], scale_log2,
+                                                                           neg_inf, lazy_log2, row_bias.b[h]);
+    }
+    if constexpr ((kForm & softmax_form::kRowsInterleaved) != 0) {
+        float m_sub[2], row_sum[2] = {0.f, 0.f};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) m_sub[h] = kRowBias ? fmaf(-row_bias.b[h], scale_log2, m_use[h]) : m_use[h];
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float p0 = Split::exp2(fmaf(s[nt][2 * h], scale_log2, -m_sub[h]), nt);
+                const float p1 = Split::exp2(fmaf(s[nt][2 * h + 1], scale_log2, -m_sub[h]), nt);
+                row_sum[h] = add_pair<kForm>(row_sum[h], nt, p0, p1);
+                store(nt, h, p0, p1);
+            }
+#pragma unroll
+        for (int h = 0; h < 2; ++h) l[h] = l[h] * alpha[h] + row_sum[h];
+        return;
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
         // p = exp2((s + bias) * scale_log2 - m_use): the bias joins the subtracted max, one FFMA per row.
         const float m_sub = kRowBias ? fmaf(-row_bias.b[h], scale_log2, m_use[h]) : m_use[h];
         const float row_sum =
-            softmax_row_exp<false, Split>(s, h, m_sub, scale_log2,
-                                          [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
+            softmax_row_exp<false, Split, kForm>(s, h, m_sub, scale_log2,
+                                                 [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
         l[h] = l[h] * alpha[h] + row_sum;
     }
 }
