@@ -463,14 +463,20 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // a window at d 64 +0.9 %, a window at d 64 +1.8 %, ALiBi causal at d 64 +1.4 % (bench/NOTES.md, "The softmax's
     // code forms"). Softcap alone at d 64 gained 6.5 % with the rows interleaved, but only as a kernel that spills 88
     // bytes (its FMA-pipe exponentials' registers): it keeps main's form.
-    constexpr bool kOneTileBf16 = kBf16 && !kVarlen && !kPaged && !kSplit && !kTileLoop;
+    constexpr bool kOneTile = !kVarlen && !kPaged && !kSplit && !kTileLoop;
     constexpr int kSumRows = softmax_form::kSumSeed | softmax_form::kRowsInterleaved;
+    constexpr int kReversedMax = softmax_form::kRowsReversed | softmax_form::kMaxSeed;
+    constexpr int kReversedRows = softmax_form::kRowsReversed | softmax_form::kRowsInterleaved;
     constexpr int kSoftmaxForm =
-        !kOneTileBf16                                                  ? 0
+        !kOneTile                                                      ? 0
+        : kMods == 0 && kHeadDim == 96 && !kCausal && kBlockM == 192   ? kReversedMax
+        : !kBf16                                                       ? 0
+        : kMods == mods::kSoftcap && kHeadDim == 64                    ? (kCausal ? 0 : kReversedMax)
         : kMods == (mods::kSoftcap | mods::kWindow) && kHeadDim == 64 ? (kCausal ? 0 : kSumRows)
         : kMods == mods::kSoftcap && kHeadDim == 128                   ? (kCausal ? kSumRows : softmax_form::kMaxSeed)
         : kMods == mods::kWindow && kHeadDim == 64 && !kCausal         ? softmax_form::kMaxSeed
         : kMods == mods::kAlibi && kHeadDim == 64 && kCausal           ? kSumRows
+        : kMods == mods::kAlibi && kHeadDim == 128 && kCausal          ? kReversedRows
                                                                        : 0;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
     constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);

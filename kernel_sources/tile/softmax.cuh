@@ -32,6 +32,7 @@ namespace softmax_form {
 constexpr int kMaxSeed = 1;          // a row's max starts from its first n-tile, not from -inf
 constexpr int kSumSeed = 2;          // a row's sum starts from its first pair, not from 0
 constexpr int kRowsInterleaved = 4;  // both rows' exponentials n-tile by n-tile, not one row after the other
+constexpr int kRowsReversed = 8;     // row g + 8 before row g, in the maxima and in the exponentials
 }  // namespace softmax_form
 
 // Row h (0: row g, 1: row g + 8) of one 16-row block: updates m and returns the max to subtract (0 for a row with no
@@ -128,9 +129,11 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
                                                float (&alpha)[2], float scale_log2, float neg_inf, Store store,
                                                bool no_max = false, float lazy_log2 = static_cast<float>(kLazyLog2),
                                                RowBias row_bias = {}) {
+    constexpr bool kReversed = (kForm & softmax_form::kRowsReversed) != 0;
     float m_use[2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int i = 0; i < 2; ++i) {
+        const int h = kReversed ? 1 - i : i;
         if (no_max) {
             m_use[h] = m[h] = 0.f, alpha[h] = 1.f;
             continue;
@@ -145,7 +148,8 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
+            for (int i = 0; i < 2; ++i) {
+                const int h = kReversed ? 1 - i : i;
                 const float p0 = Split::exp2(fmaf(s[nt][2 * h], scale_log2, -m_sub[h]), nt);
                 const float p1 = Split::exp2(fmaf(s[nt][2 * h + 1], scale_log2, -m_sub[h]), nt);
                 row_sum[h] = add_pair<kForm>(row_sum[h], nt, p0, p1);
@@ -156,7 +160,8 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
         return;
     }
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int i = 0; i < 2; ++i) {
+        const int h = kReversed ? 1 - i : i;
         // p = exp2((s + bias) * scale_log2 - m_use): the bias joins the subtracted max, one FFMA per row.
         const float m_sub = kRowBias ? fmaf(-row_bias.b[h], scale_log2, m_use[h]) : m_use[h];
         const float row_sum =
