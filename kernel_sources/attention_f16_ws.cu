@@ -457,12 +457,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kSoftcapExp2OnFma = 2;
     constexpr int kSoftcapExp2Degree = 3;
     using Exp2 = Exp2Split<kSoftcapExp2Split ? kSoftcapExp2OnFma : 0, kSoftcapExp2Degree>;
-    // Which of the softmax's equivalent code forms (tile/softmax.cuh, softmax_form): ptxas schedules each otherwise,
-    // and on these kernels one led main's form in interleaved A / B runs (H200, bf16, 16k, B 1; plain attention,
-    // fp16, d 96 and d 256 tied or lost, up to 3 % at d 64): softcap at d 128 +1.1 / +2.8 % (full / causal) and with
-    // a window at d 64 +0.9 %, a window at d 64 +1.8 %, ALiBi causal at d 64 +1.4 % (bench/NOTES.md, "The softmax's
-    // code forms"). Softcap alone at d 64 gained 6.5 % with the rows interleaved, but only as a kernel that spills 88
-    // bytes (its FMA-pipe exponentials' registers): it keeps main's form.
+    // Which of the softmax's equivalent code forms (tile/softmax.cuh, softmax_form; the same numbers bit for bit):
+    // ptxas schedules each otherwise, and these kernels ran faster on the form named here than on the default in two
+    // interleaved A / B runs each (H200, 16k, B 1): plain d 96 without the mask +2.7 % (bf16 and fp16), softcap at d 64
+    // +4.3 %, at d 128 +1.0 / +2.8 % (full / causal), with a window at d 64 +0.8 %, a window at d 64 +1.8 %, ALiBi
+    // causal at d 64 / 128 +1.3 % (bf16). Plain d 64 and d 128 lost up to 3 % on every form but the max seed (a tie),
+    // and forms that spill (softcap at d 64 with the rows interleaved: +6.5 % but 88 bytes) are not taken
+    // (bench/NOTES.md, "The softmax's code forms"). Kernels not measured (looping, packed, paged, split) keep 0.
     constexpr bool kOneTile = !kVarlen && !kPaged && !kSplit && !kTileLoop;
     constexpr int kSumRows = softmax_form::kSumSeed | softmax_form::kRowsInterleaved;
     constexpr int kReversedMax = softmax_form::kRowsReversed | softmax_form::kMaxSeed;
