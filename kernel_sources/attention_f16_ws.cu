@@ -461,15 +461,17 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // ptxas schedules each otherwise, and these kernels ran faster on the form named here than on the default in two
     // interleaved A / B runs each (H200, 16k, B 1): plain d 96 without the mask +2.7 % (bf16 and fp16), softcap at d 64
     // +4.3 %, at d 128 +1.0 / +2.8 % (full / causal), with a window at d 64 +0.8 %, a window at d 64 +1.8 %, ALiBi
-    // causal at d 64 / 128 +1.3 % (bf16). Plain d 64 and d 128 lost up to 3 % on every form but the max seed (a tie),
-    // and forms that spill (softcap at d 64 with the rows interleaved: +6.5 % but 88 bytes) are not taken
-    // (bench/NOTES.md, "The softmax's code forms"). Kernels not measured (looping, packed, paged, split) keep 0.
+    // causal at d 64 / 128 +1.3 % (bf16), plain causal d 64 on 256-row looping tiles +1.1 % (N 512-2k). Plain d 64
+    // one tile per block and d 128 lost up to 3 % on every form but the max seed (a tie), and forms that spill
+    // (softcap at d 64 with the rows interleaved: +6.5 % but 88 bytes) are not taken (bench/NOTES.md, "The softmax's
+    // code forms"). The other looping, packed, paged and split kernels were not measured and keep 0.
     constexpr bool kOneTile = !kVarlen && !kPaged && !kSplit && !kTileLoop;
     constexpr int kSumRows = softmax_form::kSumSeed | softmax_form::kRowsInterleaved;
     constexpr int kReversedMax = softmax_form::kRowsReversed | softmax_form::kMaxSeed;
     constexpr int kReversedRows = softmax_form::kRowsReversed | softmax_form::kRowsInterleaved;
     constexpr int kSoftmaxForm =
-        !kOneTile                                                      ? 0
+        kMods == 0 && kHeadDim == 64 && kCausal && kBlockM == 256      ? kReversedMax
+        : !kOneTile                                                    ? 0
         : kMods == 0 && kHeadDim == 96 && !kCausal && kBlockM == 192   ? kReversedMax
         : !kBf16                                                       ? 0
         : kMods == mods::kSoftcap && kHeadDim == 64                    ? (kCausal ? 0 : kReversedMax)
