@@ -37,7 +37,7 @@
 #include "tile/copy.cuh"
 #include "tile/f16_types.cuh"
 #include "tile/mask.cuh"
-#include "tile/mma16816.cuh"
+#include "tile/mma16816_gemms.cuh"
 #include "tile/softmax.cuh"
 #include "tile/split_block.cuh"
 #include "tile/swizzle.cuh"
@@ -193,14 +193,7 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-        for (int nt = 0; nt < kNTilesO; ++nt)
-            acc_o[mt][nt][0] = acc_o[mt][nt][1] = acc_o[mt][nt][2] = acc_o[mt][nt][3] = 0.f;
-        m_i[mt][0] = m_i[mt][1] = kNegInf;
-        l_i[mt][0] = l_i[mt][1] = 0.f;
-    }
+    tile::clear_o_state(acc_o, m_i, l_i, kNegInf);
 
     // ldmatrix lane roles (as attention_f16.cu): matrix lane / 8, row lane % 8.
     const int lm_row = lane % 8;
@@ -218,11 +211,11 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
     // A warp of one m-tile keeps its Q fragments in registers up to d 128 (32 registers): with many row warps per
     // tile, re-reading Q from shared memory every key tile would cost as much as reading K.
     constexpr bool kQInRegs = kMTiles == 1 && Tr::kKSteps <= 8;
-    unsigned q_frag[kQInRegs ? Tr::kKSteps : 1][4];
+    unsigned q_frag[kMTiles][kQInRegs ? Tr::kKSteps : 1][4];
     if (kQInRegs) {
 #pragma unroll
         for (int ks = 0; ks < (kQInRegs ? Tr::kKSteps : 1); ++ks)
-            ldmatrix_x4(q_frag[ks], q_lane + swz_pair(q_lane_x, ks));
+            tile::load_q_fragment<kDS>(q_frag[0][ks], q_lane, q_lane_x, 0, ks);
     }
 
     int stage = 0;
@@ -246,33 +239,9 @@ __global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __g
 
         // S = Q K^T
         float acc_s[kMTiles][kNTilesS][4];
-#pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < kNTilesS; ++nt)
-                acc_s[mt][nt][0] = acc_s[mt][nt][1] = acc_s[mt][nt][2] = acc_s[mt][nt][3] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < Tr::kKSteps; ++ks) {
-            unsigned a[kMTiles][4];
-#pragma unroll
-            for (int mt = 0; mt < kMTiles; ++mt) {
-                if (kQInRegs)
-                    a[mt][0] = q_frag[kQInRegs ? ks : 0][0], a[mt][1] = q_frag[kQInRegs ? ks : 0][1],
-                    a[mt][2] = q_frag[kQInRegs ? ks : 0][2], a[mt][3] = q_frag[kQInRegs ? ks : 0][3];
-                else
-                    ldmatrix_x4(a[mt], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
-            }
-#pragma unroll
-            for (int nt = 0; nt < kNTilesS; nt += 2) {
-                unsigned b[4];
-                ldmatrix_x4(b, sK + k_lane_row + nt * 8 * (kDS * 2) + swz_pair(k_lane_x, ks));
-#pragma unroll
-                for (int mt = 0; mt < kMTiles; ++mt) {
-                    mma_16816<kBf16>(acc_s[mt][nt], a[mt], b[0], b[1]);
-                    mma_16816<kBf16>(acc_s[mt][nt + 1], a[mt], b[2], b[3]);
-                }
-            }
-        }
+        tile::clear_accumulator(acc_s);
+        tile::gemm_qk_16816<kBf16, kQInRegs, Tr::kKSteps, kDS>(acc_s, q_frag, q_lane, q_lane_x, sK, k_lane_row,
+                                                               k_lane_x);
 
         // Mask: only tiles reaching past the keys every row sees. With score modifiers, every score is modified and
         // checked against its row's keys.

@@ -56,7 +56,7 @@
 #include "tile/f16_types.cuh"
 #include "tile/kv_ring.cuh"
 #include "tile/mask.cuh"
-#include "tile/mma16816.cuh"
+#include "tile/mma16816_gemms.cuh"
 #include "tile/softmax.cuh"
 #include "tile/swizzle.cuh"
 
@@ -197,14 +197,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 
     float acc_o[kMTiles][kNTilesO][4];
     float m_i[kMTiles][2], l_i[kMTiles][2];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll
-        for (int nt = 0; nt < kNTilesO; ++nt)
-            acc_o[mt][nt][0] = acc_o[mt][nt][1] = acc_o[mt][nt][2] = acc_o[mt][nt][3] = 0.f;
-        m_i[mt][0] = m_i[mt][1] = kNegInf;
-        l_i[mt][0] = l_i[mt][1] = 0.f;
-    }
+    tile::clear_o_state(acc_o, m_i, l_i, kNegInf);
 
     // ldmatrix lane roles: matrix index lane / 8, row within it lane % 8.
     const int lm_row = lane % 8;
@@ -238,8 +231,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         load_tile<Tr, kBlockM, kEvenMN>(sQ, q, p.q_row_stride, m0, seqlen_q());
         ring.prologue(n_block_max, load_k, load_v);
     }
-    // Q fragments (A operand, row-major 16x16): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15),
-    // (rows 8-15, k 8-15) give a0..a3.
+    // Q's fragments (tile::load_q_fragment): in registers where Tr::kQInRegs, else loaded per key tile.
     constexpr bool kQInRegs = Tr::kQInRegs;
     unsigned q_frag[kMTiles][kQInRegs ? kKSteps : 1][4];
     const unsigned q_lane = sQ + (warp_row0 + lm_row + (lm_mat % 2) * 8) * (kDS * 2);
@@ -251,7 +243,7 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
             for (int ks = 0; ks < kKSteps; ++ks)
-                ldmatrix_x4(q_frag[mt][kQInRegs ? ks : 0], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
+                tile::load_q_fragment<kDS>(q_frag[mt][kQInRegs ? ks : 0], q_lane, q_lane_x, mt, ks);
     }
 
     for (int it = 0; it < n_block_max; ++it) {
@@ -265,31 +257,8 @@ __global__ void __launch_bounds__(kNWarps * 32, 1) attention_fwd_f16(const __gri
 
         // ---- S = Q K^T ---------------------------------------------------------------------------------------------
         float acc_s[kMTiles][kNTilesS][4];
-#pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < kNTilesS; ++nt)
-                acc_s[mt][nt][0] = acc_s[mt][nt][1] = acc_s[mt][nt][2] = acc_s[mt][nt][3] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < kKSteps; ++ks) {
-            if (!kQInRegs) {
-#pragma unroll
-                for (int mt = 0; mt < kMTiles; ++mt)
-                    ldmatrix_x4(q_frag[mt][0], q_lane + mt * 16 * (kDS * 2) + swz_pair(q_lane_x, ks));
-            }
-#pragma unroll
-            for (int nt = 0; nt < kNTilesS; nt += 2) {
-                // K is [n][k] row-major = B col-major: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7),
-                // (n 8-15, k 8-15) -> b0, b1 of n-tile nt and of nt + 1.
-                unsigned b[4];
-                ldmatrix_x4(b, sK + k_lane_row + nt * 8 * (kDS * 2) + swz_pair(k_lane_x, ks));
-#pragma unroll
-                for (int mt = 0; mt < kMTiles; ++mt) {
-                    mma_16816<kBf16>(acc_s[mt][nt], q_frag[mt][kQInRegs ? ks : 0], b[0], b[1]);
-                    mma_16816<kBf16>(acc_s[mt][nt + 1], q_frag[mt][kQInRegs ? ks : 0], b[2], b[3]);
-                }
-            }
-        }
+        tile::clear_accumulator(acc_s);
+        tile::gemm_qk_16816<kBf16, kQInRegs, kKSteps, kDS>(acc_s, q_frag, q_lane, q_lane_x, sK, k_lane_row, k_lane_x);
 
         // ---- mask tiles that straddle seqlen_k or the causal diagonal ---------------------------------------------
         // The predicate and coordinates of tile/mask.cuh in this kernel's own loop: tile::mask_fragment, which takes
