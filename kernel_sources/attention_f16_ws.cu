@@ -460,11 +460,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // Which of the softmax's equivalent code forms (tile/softmax.cuh, softmax_form; the same numbers bit for bit):
     // ptxas schedules each otherwise, and these kernels ran faster on the form named here than on the default in two
     // interleaved A / B runs each (H200, 16k, B 1): plain d 96 without the mask +2.7 % (bf16 and fp16), softcap at d 64
-    // +4.3 %, at d 128 +1.0 / +2.8 % (full / causal), with a window at d 64 +0.8 %, a window at d 64 +1.8 %, ALiBi
-    // causal at d 64 / 128 +1.3 % (bf16), plain causal d 64 on 256-row looping tiles +1.1 % (N 512-2k). Plain d 64
-    // one tile per block and d 128 lost up to 3 % on every form but the max seed (a tie), and forms that spill
+    // +4.3 %, at d 128 +1.0 / +2.8 % (full / causal), with a window at d 64 +0.8 %; a window alone at d 64 +1.8 %,
+    // ALiBi causal at d 64 / 128 +1.3 % (bf16), plain causal d 64 on 256-row looping tiles +1.1 % (N 512-2k). Plain d
+    // 64 one tile per block and d 128 lost up to 3 % on every form but the max seed (a tie), and forms that spill
     // (softcap at d 64 with the rows interleaved: +6.5 % but 88 bytes) are not taken (bench/NOTES.md, "The softmax's
-    // code forms"). The other looping, packed, paged and split kernels were not measured and keep 0.
+    // code forms"). The packed, d 128 two-stage looping and d 96 causal kernels found no form past noise; the other
+    // looping, paged and split kernels were not measured; all keep 0.
     constexpr bool kOneTile = !kVarlen && !kPaged && !kSplit && !kTileLoop;
     constexpr int kSumRows = softmax_form::kSumSeed | softmax_form::kRowsInterleaved;
     constexpr int kReversedMax = softmax_form::kRowsReversed | softmax_form::kMaxSeed;
