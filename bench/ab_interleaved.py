@@ -159,6 +159,8 @@ def run_interleaved(a, dirs, libs, tmp):
         copy = os.path.join(tmp, f"lib_{name}", "libfa_jit.so.0")
         os.makedirs(os.path.dirname(copy), exist_ok=True)
         shutil.copy(os.path.join(lib_dir, "libfa_jit.so.0"), copy)
+        if os.path.isfile(os.path.join(lib_dir, "fa-jit-nvrtc")):  # its compile worker, which it looks for beside it
+            shutil.copy(os.path.join(lib_dir, "fa-jit-nvrtc"), os.path.dirname(copy))
         variants[name] = (FaJit(copy), kernel_dir)
     names = list(variants)
     print("| rows | dtype | d | Nq | Nk | causal | " + " | ".join(names) + " |")

@@ -73,6 +73,9 @@ def main():
         copy = os.path.join("/tmp", f"paged_probe_{name}", "libfa_jit.so.0")
         os.makedirs(os.path.dirname(copy), exist_ok=True)
         shutil.copy(os.path.realpath(a.lib), copy)
+        worker = os.path.join(os.path.dirname(os.path.realpath(a.lib)), "fa-jit-nvrtc")  # the compile worker
+        if os.path.isfile(worker):
+            shutil.copy(worker, os.path.dirname(copy))
         fv = FaJit(copy)
         os.environ["FA_JIT_KERNEL_DIR"] = os.path.abspath(kernel_dir)  # read while its first calls compile
         for row, args in ((f"contiguous {name}", contiguous(fv)), (f"paged, in order {name}", paged(fv, True))):

@@ -1,10 +1,15 @@
-// compile(): a pure function from (source, name expressions, options, arch) to a cubin or PTX. Needs no GPU.
+// compile(): a pure function from (source, name expressions, options, arch) to a cubin or PTX. Needs no GPU. It runs
+// NVRTC in a worker process (compile/worker.hpp says why) and in this process only where no worker is found.
+#include "compile/in_process.hpp"
 #include "compile/nvrtc_api.hpp"
+#include "compile/worker.hpp"
 #include "fa_jit/jit.hpp"
 #include "util/log.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +83,18 @@ const std::string& Compiled::lowered_name(std::string_view name_expression) cons
 }
 
 Compiled compile(const CompileRequest& request) {
+    parse_arch(request.arch);  // InvalidArgument before a worker starts
+    nvrtc::api();              // CompileError when NVRTC cannot be loaded; the worker loads the same file
+    if (const std::optional<std::string> w = worker::executable())
+        return worker::compile(request, *w, nvrtc::library_path());
+    if (const char* e = std::getenv("FA_JIT_NVRTC_WORKER"); !e || std::string_view(e) != "0")
+        log::warn_once("worker-missing",
+                       "fa-jit-nvrtc not found beside libfa_jit; kernels compile in this process, where another "
+                       "library's use of NVRTC can change them (set FA_JIT_NVRTC_WORKER to its path)");
+    return compile_in_process(request);
+}
+
+Compiled compile_in_process(const CompileRequest& request) {
     const std::string arch = parse_arch(request.arch);
     const bool ptx = arch.rfind("compute_", 0) == 0;
     const std::string kernel = describe(request);
