@@ -136,7 +136,7 @@ std::optional<std::string> executable() {
         const auto here = std::filesystem::canonical(info.dli_fname, ec).parent_path();
         if (!ec) {
             candidates.push_back(here / "fa-jit-nvrtc");
-            candidates.push_back(here.parent_path() / "libexec" / "fa_jit" / "fa-jit-nvrtc");
+            candidates.push_back(here / FA_JIT_WORKER_FROM_LIBDIR / "fa-jit-nvrtc");
         }
     }
 #ifdef FA_JIT_WORKER_BUILD_PATH
@@ -219,6 +219,7 @@ Compiled decode_reply(std::string_view bytes, const std::string& kernel) {
 
 Compiled compile(const CompileRequest& request, const std::string& worker, const std::string& nvrtc_path) {
     const std::string kernel = describe(request);
+    log::debug("compiling {} in {}", kernel, worker);
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
         throw CompileError(kernel, request.options, "", "cannot start " + worker + ": " + std::strerror(errno));

@@ -17,8 +17,8 @@
 namespace fa_jit::worker {
 
 // The worker executable: $FA_JIT_NVRTC_WORKER (a path; "0" compiles in this process), else fa-jit-nvrtc next to the
-// binary holding this code (libfa_jit.so, or a program linking its objects), in ../libexec/fa_jit/ from it (the
-// installed layout), or in the build tree. nullopt when none is found or it is turned off.
+// binary holding this code (libfa_jit.so, or a program linking its objects), in libexec/fa_jit/ of the install
+// prefix it sits in (CMake's LIBDIR to LIBEXECDIR), or in the build tree. nullopt when none is found or it is turned off.
 std::optional<std::string> executable();
 
 // Compiles `request` (arch already normalized) in a fresh worker process that loads the NVRTC library at

@@ -10,5 +10,12 @@ endfunction()
 run(${CMAKE_COMMAND} --install ${FA_JIT_BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${WORK_DIR}/build/consumer)
+# The installed library compiles in the installed worker (its debug log names the worker it starts).
+execute_process(COMMAND ${CMAKE_COMMAND} -E env FA_JIT_LOG=debug ${WORK_DIR}/build/consumer RESULT_VARIABLE result
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(FIND "${err}" " in ${WORK_DIR}/prefix/" prefix_at)
+string(FIND "${err}" "/fa_jit/fa-jit-nvrtc" worker_at)
+if(NOT result EQUAL 0 OR prefix_at EQUAL -1 OR worker_at EQUAL -1)
+  message(FATAL_ERROR "consumer (${result}) did not compile in the installed fa-jit-nvrtc:\n${out}\n${err}")
+endif()
 run(${WORK_DIR}/build/consumer_c)
