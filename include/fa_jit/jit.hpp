@@ -68,6 +68,11 @@ struct FA_JIT_API Compiled {
 // Throws CompileError (with the full log) if NVRTC rejects the source or cannot be loaded.
 FA_JIT_API Compiled compile(const CompileRequest& request);
 
+// The fa-jit-nvrtc worker compile() runs NVRTC in (a process of its own per compile, so that a kernel's binary never
+// depends on what else this process compiled), or "" when compiles run in this process: no worker was found, or
+// FA_JIT_NVRTC_WORKER=0.
+FA_JIT_API std::string compile_worker();
+
 // NVRTC's version as major * 1000 + minor * 10 (CUDA's convention). Throws CompileError if NVRTC is missing.
 FA_JIT_API int nvrtc_version();
 // The real architectures NVRTC can generate code for, e.g. {75, 80, ..., 120}.

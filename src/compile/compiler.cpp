@@ -85,9 +85,10 @@ const std::string& Compiled::lowered_name(std::string_view name_expression) cons
 Compiled compile(const CompileRequest& request) {
     parse_arch(request.arch);  // InvalidArgument before a worker starts
     nvrtc::api();              // CompileError when NVRTC cannot be loaded; the worker loads the same file
-    if (const std::optional<std::string> w = worker::executable())
-        return worker::compile(request, *w, nvrtc::library_path());
-    if (const char* e = std::getenv("FA_JIT_NVRTC_WORKER"); !e || std::string_view(e) != "0")
+    const std::optional<std::string> w = worker::executable();
+    if (w)
+        if (std::optional<Compiled> compiled = worker::compile(request, *w, nvrtc::library_path())) return *compiled;
+    if (const char* e = std::getenv("FA_JIT_NVRTC_WORKER"); !w && (!e || std::string_view(e) != "0"))
         log::warn_once("worker-missing",
                        "fa-jit-nvrtc not found beside libfa_jit; kernels compile in this process, where another "
                        "library's use of NVRTC can change them (set FA_JIT_NVRTC_WORKER to its path)");
@@ -133,6 +134,8 @@ Compiled compile_in_process(const CompileRequest& request) {
               ptx ? "PTX" : "cubin");
     return out;
 }
+
+std::string compile_worker() { return worker::executable().value_or(""); }
 
 int nvrtc_version() { return nvrtc::api().version; }
 

@@ -217,12 +217,17 @@ Compiled decode_reply(std::string_view bytes, const std::string& kernel) {
     }
 }
 
-Compiled compile(const CompileRequest& request, const std::string& worker, const std::string& nvrtc_path) {
+std::optional<Compiled> compile(const CompileRequest& request, const std::string& worker,
+                                const std::string& nvrtc_path) {
     const std::string kernel = describe(request);
     log::debug("compiling {} in {}", kernel, worker);
+    const auto cannot_start = [&](int error) {
+        log::warn_once("worker-start", fmt::format("cannot start {}: {}; compiling in this process", worker,
+                                                   std::strerror(error)));
+        return std::nullopt;
+    };
     int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
-        throw CompileError(kernel, request.options, "", "cannot start " + worker + ": " + std::strerror(errno));
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return cannot_start(errno);
     // The worker's stdin and stdout are its end of the socket (dup2 clears close-on-exec there); stderr is ours.
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -248,7 +253,7 @@ Compiled compile(const CompileRequest& request, const std::string& worker, const
     ::close(fds[1]);
     if (spawned != 0) {
         ::close(fds[0]);
-        throw CompileError(kernel, request.options, "", "cannot start " + worker + ": " + std::strerror(spawned));
+        return cannot_start(spawned);
     }
     const bool sent = send_all(fds[0], encode_request(request));
     ::shutdown(fds[0], SHUT_WR);

@@ -21,9 +21,11 @@ namespace fa_jit::worker {
 // prefix it sits in (CMake's LIBDIR to LIBEXECDIR), or in the build tree. nullopt when none is found or it is turned off.
 std::optional<std::string> executable();
 
-// Compiles `request` (arch already normalized) in a fresh worker process that loads the NVRTC library at
-// `nvrtc_path`. Throws CompileError as compile() does, also when the worker cannot start or fails.
-Compiled compile(const CompileRequest& request, const std::string& worker, const std::string& nvrtc_path);
+// Compiles `request` in a fresh worker process that loads the NVRTC library at `nvrtc_path`. nullopt when the worker
+// cannot be started at all (a sandbox without process creation, say: compile() then compiles in this process);
+// throws CompileError as compile() does, also when a started worker fails.
+std::optional<Compiled> compile(const CompileRequest& request, const std::string& worker,
+                                const std::string& nvrtc_path);
 
 // The wire format between the library and the worker (length-prefixed fields; tested on their own).
 std::string encode_request(const CompileRequest& request);

@@ -133,6 +133,10 @@ TEST_CASE("fa-jit-cache info --json reports the cache directory from FA_JIT_CACH
     CHECK(j.contains("nvrtc"));
     CHECK(j.contains("driver"));
     CHECK(j["devices"].is_array());
+    // The tool's library finds the compile worker built beside it.
+    REQUIRE(j["nvrtc"]["found"] == true);
+    REQUIRE(j["nvrtc"]["worker"].is_string());
+    CHECK(contains(j["nvrtc"]["worker"].get<std::string>(), "fa-jit-nvrtc"));
 }
 
 TEST_CASE("fa-jit-cache warmup fills the cache, then list, verify, prune and clear maintain it", "[tools]") {

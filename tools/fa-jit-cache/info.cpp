@@ -47,6 +47,8 @@ Json nvrtc_section() {
         Json archs = Json::array();
         for (int a : nvrtc_supported_archs()) archs.push_back(fmt::format("sm_{}", a));
         j["archs"] = archs;
+        const std::string worker = compile_worker();
+        j["worker"] = worker.empty() ? Json() : Json(worker);
     } catch (const CompileError& e) {
         j["found"] = false;
         j["error"] = e.what();
@@ -106,6 +108,8 @@ void print_human(const Json& cache, const Json& nvrtc, const Json& driver, const
         std::string archs;
         for (const auto& a : nvrtc["archs"]) archs += (archs.empty() ? "" : " ") + a.get<std::string>();
         fmt::print("NVRTC          {} (archs: {})\n", nvrtc["version_text"].get<std::string>(), archs);
+        fmt::print("  worker       {}\n", nvrtc["worker"].is_null() ? "none: compiles in the calling process"
+                                                                  : nvrtc["worker"].get<std::string>());
     } else {
         fmt::print("NVRTC          not found: {}\n", nvrtc["error"].get<std::string>());
     }
