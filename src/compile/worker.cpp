@@ -3,6 +3,7 @@
 #include "util/log.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -228,11 +229,26 @@ std::optional<Compiled> compile(const CompileRequest& request, const std::string
     };
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return cannot_start(errno);
-    // The worker's stdin and stdout are its end of the socket (dup2 clears close-on-exec there); stderr is ours.
+    for (int& fd : fds)  // above 0-2 (a process may have closed its stdin or stdout), so that dup2 below copies
+        if (fd <= 2) {
+            const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+            ::close(fd);
+            fd = moved;
+        }
+    if (fds[0] < 0 || fds[1] < 0) {
+        for (int fd : fds)
+            if (fd >= 0) ::close(fd);
+        return cannot_start(EMFILE);
+    }
+    // The worker's stdin and stdout are its end of the socket (dup2 clears close-on-exec there); stderr is ours;
+    // nothing else of this process stays open in it.
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+#endif
     // The same NVRTC file as this process (the cache key names it), by path: the worker's loader might find another.
     // Its log level is this process's, as a valid name: a bad FA_JIT_LOG was reported here already.
     std::vector<std::string> env;
