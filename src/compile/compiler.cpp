@@ -55,12 +55,6 @@ private:
     nvrtcProgram p_ = nullptr;
 };
 
-std::string describe(const CompileRequest& r) {
-    std::string s = r.source.name;
-    for (const std::string& e : r.name_expressions) s += " " + e;
-    return s;
-}
-
 std::string binary(const Program& program, bool ptx, const std::string& kernel) {
     const nvrtc::Api& api = nvrtc::api();
     std::size_t size = 0;
@@ -93,6 +87,12 @@ Compiled compile(const CompileRequest& request) {
                        "fa-jit-nvrtc not found beside libfa_jit; kernels compile in this process, where another "
                        "library's use of NVRTC can change them (set FA_JIT_NVRTC_WORKER to its path)");
     return compile_in_process(request);
+}
+
+std::string describe(const CompileRequest& r) {
+    std::string s = r.source.name;
+    for (const std::string& e : r.name_expressions) s += " " + e;
+    return s;
 }
 
 Compiled compile_in_process(const CompileRequest& request) {

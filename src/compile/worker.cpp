@@ -1,5 +1,6 @@
 #include "compile/worker.hpp"
 
+#include "compile/in_process.hpp"
 #include "util/log.hpp"
 
 #include <dlfcn.h>
@@ -109,12 +110,6 @@ std::string read_all(int fd) {
         if (n <= 0) return out;
         out.append(buffer, static_cast<std::size_t>(n));
     }
-}
-
-std::string describe(const CompileRequest& r) {
-    std::string s = r.source.name;
-    for (const std::string& e : r.name_expressions) s += " " + e;
-    return s;
 }
 
 bool is_executable(const std::filesystem::path& p) {
