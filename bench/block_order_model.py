@@ -9,7 +9,8 @@ head's worth of blocks before the end of the grid. The model starts each block o
 block per SM, as the warp-specialized kernel's register split allows), gives each tile a cost of its visited key
 tiles plus a fixed overhead (its prologue and epilogue, in key-tile steps), and reports the busy fraction of
 SMs x makespan for the grid's order and for groups of G heads, each group running its tiles heaviest first over
-its heads (G = heads: every head's heaviest tile before any head's second).
+its heads (G = heads: every head's heaviest tile before any head's second; groups of as equal sizes as the heads
+divide into, the smaller first).
 
     python3 bench/block_order_model.py --seqlen 16384 --block-m 192 --block-n 128 --heads 32
 """
@@ -32,14 +33,21 @@ def tile_costs(seqlen, block_m, block_n, overhead):
     return [math.ceil(min(seqlen, (m + 1) * block_m) / block_n) + overhead for m in range(tiles)]
 
 
+def group_sizes(heads, group):
+    """A sequence's heads in ceil(heads / group) groups of as equal sizes as they divide into, the smaller first: a
+    group's heaviest tiles start its size in heads' worth of blocks before its end, so the last is the largest."""
+    groups = -(-heads // group)
+    small, larger = divmod(heads, groups)
+    return [small] * (groups - larger) + [small + 1] * larger
+
+
 def grouped_order(costs, heads, batch, group):
-    """Blocks in groups of `group` heads per sequence, each group's tiles heaviest first, its heads inner."""
+    """Blocks in groups of about `group` heads per sequence, each group's tiles heaviest first, its heads inner."""
     order = []
     for _ in range(batch):
-        for first in range(0, heads, group):
-            in_group = min(group, heads - first)
+        for size in group_sizes(heads, group):
             for m in reversed(range(len(costs))):
-                order += [costs[m]] * in_group
+                order += [costs[m]] * size
     return order
 
 
@@ -57,7 +65,7 @@ def main():
     costs = tile_costs(a.seqlen, a.block_m, a.block_n, a.overhead)
     print(f"{len(costs)} query tiles per head, {len(costs) * a.heads * a.batch} blocks on {a.sms} SMs")
     for g in sorted({min(g, a.heads) for g in a.groups}):
-        label = "grid order (1 head)" if g == 1 else f"groups of {g} heads"
+        label = "grid order (1 head)" if g == 1 else f"groups of <= {g} heads"
         print(f"  {label:22s} busy {busy_fraction(grouped_order(costs, a.heads, a.batch, g), a.sms):.4f}")
 
 
