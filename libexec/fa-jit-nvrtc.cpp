@@ -12,17 +12,6 @@
 
 namespace {
 
-std::string read_stdin() {
-    std::string in;
-    char buffer[1 << 16];
-    for (;;) {
-        const ssize_t n = ::read(0, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return in;
-        in.append(buffer, static_cast<std::size_t>(n));
-    }
-}
-
 bool write_stdout(const std::string& out) {
     std::size_t done = 0;
     while (done < out.size()) {
@@ -39,7 +28,7 @@ bool write_stdout(const std::string& out) {
 int main() {
     std::string reply;
     try {
-        const fa_jit::CompileRequest request = fa_jit::worker::decode_request(read_stdin());
+        const fa_jit::CompileRequest request = fa_jit::worker::decode_request(fa_jit::worker::read_all(0));
         reply = fa_jit::worker::encode_compiled(fa_jit::compile_in_process(request));
     } catch (const fa_jit::CompileError& e) {
         reply = fa_jit::worker::encode_error(e);

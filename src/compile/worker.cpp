@@ -101,6 +101,12 @@ bool send_all(int fd, std::string_view data) {
     return true;
 }
 
+bool is_executable(const std::filesystem::path& p) {
+    return ::access(p.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(p);
+}
+
+}  // namespace
+
 std::string read_all(int fd) {
     std::string out;
     char buffer[1 << 16];
@@ -111,12 +117,6 @@ std::string read_all(int fd) {
         out.append(buffer, static_cast<std::size_t>(n));
     }
 }
-
-bool is_executable(const std::filesystem::path& p) {
-    return ::access(p.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(p);
-}
-
-}  // namespace
 
 std::optional<std::string> executable() {
     if (const char* e = std::getenv("FA_JIT_NVRTC_WORKER"); e && *e) {

@@ -27,6 +27,9 @@ std::optional<std::string> executable();
 std::optional<Compiled> compile(const CompileRequest& request, const std::string& worker,
                                 const std::string& nvrtc_path);
 
+// Everything readable from `fd` until end of file (or an error): a message, each side's end of the socket.
+std::string read_all(int fd);
+
 // The wire format between the library and the worker (length-prefixed fields; tested on their own).
 std::string encode_request(const CompileRequest& request);
 CompileRequest decode_request(std::string_view bytes);  // throws Error on a malformed message
