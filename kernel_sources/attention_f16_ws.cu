@@ -211,9 +211,18 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         blk = Split::make(p);
         ptx::launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     }
+    // A block per tile under the causal mask, plain attention at d <= 96: heads in groups of 8, so that the last
+    // heads' heaviest tiles do not run on alone at the end of the grid (tile/head_groups.cuh). 16k tokens on an H200:
+    // d 64 +5-9 %, d 96 +3-7 %; d 128 lost 1-6 % with groups of 4-32, varlen and paged 1-7 % (bench/NOTES.md, "Head
+    // groups").
+    constexpr int kHeadGroupSize = 8;
+    constexpr bool kPlainCausalTiles = kCausal && !kPersistent && !kSplit && !kVarlen && !kPaged && kMods == 0;
+    constexpr int kHeadGroup = kPlainCausalTiles && kHeadDim <= 96 ? kHeadGroupSize : 0;
     const auto block_at = [&](int tile) {
         if constexpr (kSplit)
             return BlockIndex{blk.r0, 0, blk.batch, blk.head_kv};
+        else if constexpr (kHeadGroup > 0)
+            return block_index_head_groups<kBlockM, kCausal, (kHeadGroup > 0 ? kHeadGroup : 1)>(p);
         else
             return kPersistent ? tile_at<kBlockM, kCausal>(p, tile) : block_index<kBlockM, kCausal>(p);
     };

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "attention_params.cuh"
+#include "tile/head_groups.cuh"
 #include "tile/mask.cuh"
 #include "tile/paged_kv.cuh"
 
@@ -38,6 +39,17 @@ __device__ __forceinline__ BlockIndex block_index(const AttentionParams& p) {
     const int batch = blockIdx.z;
     const int head_kv = head / p.group_size;
     return {m_block * kBlockM, head, batch, head_kv};
+}
+
+// The same grid with the heads in groups of at most kGroup (tile/head_groups.cuh says why and in which order).
+template <int kBlockM, bool kCausal, int kGroup>
+__device__ __forceinline__ BlockIndex block_index_head_groups(const AttentionParams& p) {
+    static_assert(kGroup > 0, "a group holds at least one head");
+    const int tiles = static_cast<int>(gridDim.x);
+    const HeadGroupPlace at = head_group_place(static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x), tiles,
+                                               static_cast<int>(gridDim.y), kGroup);
+    const int m_block = kCausal ? tiles - 1 - at.rank : at.rank;
+    return {m_block * kBlockM, at.head, static_cast<int>(blockIdx.z), at.head / p.group_size};
 }
 
 // Persistent kernels: block b takes tiles b, b + gridDim.x, ... (under the causal mask pairs of tiles: 2b and 2b + 1,

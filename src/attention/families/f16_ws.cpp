@@ -115,8 +115,14 @@ public:
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
         const bool per_sequence_keys = spec.mods.window || spec.varlen || spec.paged;  // a block per tile
         if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n, per_sequence_keys,
-                                   spec.tile_loop, spec.mods.any(), spec.table_map))
+                                   spec.tile_loop, spec.mods.any(), spec.table_map)) {
+            // A block per tile: a sequence's blocks are numbered in 32-bit arithmetic (tile/head_groups.cuh).
+            const long long per_sequence = static_cast<long long>(plan.launches[0].grid[0]) * a.heads_q;
+            FA_JIT_REQUIRE(per_sequence <= std::numeric_limits<int>::max(), "seqlen_q",
+                           fmt::format("at most 2^31 - 1 query tiles of {} rows over heads_q", spec.tile.block_m),
+                           std::to_string(per_sequence));
             return plan;
+        }
         // Causal pairs: an odd number of query tiles per head gets one more, without rows (tile/coords.cuh).
         const long long per_head = plan.launches[0].grid[0] + (spec.causal ? plan.launches[0].grid[0] % 2 : 0);
         const long long tiles = per_head * a.heads_q * a.batch;
