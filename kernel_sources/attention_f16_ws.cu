@@ -216,7 +216,9 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // d 64 +5-9 %, d 96 +3-7 %; d 128 lost 1-6 % with groups of 4-32, varlen and paged 1-7 % (bench/NOTES.md, "Head
     // groups").
     constexpr int kHeadGroupSize = 8;
-    constexpr bool kPlainCausalTiles = kCausal && !kPersistent && !kSplit && !kVarlen && !kPaged && kMods == 0;
+    constexpr bool kHeadGroupsWithMods = false;  // probe: softcap and ALiBi too (not a window)
+    constexpr bool kPlainCausalTiles = kCausal && !kPersistent && !kSplit && !kVarlen && !kPaged &&
+                                       (kMods == 0 || (kHeadGroupsWithMods && (kMods & mods::kWindow) == 0));
     constexpr int kHeadGroup = kPlainCausalTiles && kHeadDim <= 96 ? kHeadGroupSize : 0;
     const auto block_at = [&](int tile) {
         if constexpr (kSplit)
