@@ -211,15 +211,14 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         blk = Split::make(p);
         ptx::launch_dependents();  // the combine kernel may be scheduled (it waits for this grid before reading)
     }
-    // A block per tile under the causal mask, plain attention at d <= 96: heads in groups of 8, so that the last
+    // A block per tile under the causal mask at d <= 96, without a window: heads in groups of 8, so that the last
     // heads' heaviest tiles do not run on alone at the end of the grid (tile/head_groups.cuh). 16k tokens on an H200:
-    // d 64 +5-9 %, d 96 +3-7 %; d 128 lost 1-6 % with groups of 4-32, varlen and paged 1-7 % (bench/NOTES.md, "Head
-    // groups").
+    // d 64 +5-9 %, d 96 +3-7 %, softcap 30 +2-4 %, d 96 ALiBi +7 %; d 128 lost 1-6 % with groups of 4-32, varlen and
+    // paged 1-7 % (bench/NOTES.md, "Head groups").
     constexpr int kHeadGroupSize = 8;
-    constexpr bool kHeadGroupsWithMods = false;  // probe: softcap and ALiBi too (not a window)
-    constexpr bool kPlainCausalTiles = kCausal && !kPersistent && !kSplit && !kVarlen && !kPaged &&
-                                       (kMods == 0 || (kHeadGroupsWithMods && (kMods & mods::kWindow) == 0));
-    constexpr int kHeadGroup = kPlainCausalTiles && kHeadDim <= 96 ? kHeadGroupSize : 0;
+    constexpr bool kCausalTiles =
+        kCausal && !kPersistent && !kSplit && !kVarlen && !kPaged && (kMods & mods::kWindow) == 0;
+    constexpr int kHeadGroup = kCausalTiles && kHeadDim <= 96 ? kHeadGroupSize : 0;
     const auto block_at = [&](int tile) {
         if constexpr (kSplit)
             return BlockIndex{blk.r0, 0, blk.batch, blk.head_kv};
