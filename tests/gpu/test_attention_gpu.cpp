@@ -352,6 +352,9 @@ TEST_CASE("score modifiers match the reference in every prefill family", "[atten
         // d 64 on the chooser's tiles: on sm_90, softcap in bf16 takes a quarter of its exponentials on the FMA pipe.
         for (const Case& c : cases(64, {})) check_case(c, DType::bf16, rng);
         for (const Case& c : cases(96, {})) check_case(c, DType::bf16, rng);  // a padded head dim
+        // Head groups (tile/head_groups.cuh) with modifiers: 12 heads in two groups of 6, GQA, Nq != Nk.
+        check_case({1, 12, 4, 1100, 2100, 64, true, Layout::bshd, {}, {}, 0, false, alibi}, DType::bf16, rng);
+        check_case({1, 12, 3, 900, 1300, 96, true, Layout::bhsd, {}, {}, 0, false, softcap}, DType::f16, rng);
         // Each warpgroup to its own window (kTrimWindow): 192- and 256-row tiles whose warpgroups' windows begin and
         // end in different key tiles, causal and not, Nq != Nk both ways.
         if (cc == 90)
