@@ -86,6 +86,8 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
             check_case({1, 140, 70, 130, 90, 160, false, Layout::bhsd, {128, 64, 12, 3, "ws"}}, DType::f16, rng);
             // Under the causal mask, pairs of tiles; Nq > Nk: the first tile of each head has no keys.
             check_case({1, 50, 10, 300, 100, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
+            // Past 8k keys under the causal mask, one tile per block, the heads in two groups of 5.
+            check_case({1, 10, 5, 200, 8300, 64, true, Layout::bshd}, DType::bf16, rng);
         }
     });
 }
@@ -316,6 +318,25 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
 // logits (scale 8 at d 128, grown with sqrt(d)'s spread of q.k elsewhere: p up to 2^79 in the bf16 kernels that take
 // no running max, and tanh.approx exact on the rows' largest scores) and just above it (the running max; default scale:
 // tanh.approx's error times a cap of 60 on scale-1 logits exceeds the LSE tolerance in every family).
+// Causal rows past 8k keys at d <= 96 take one tile per block, the heads in groups of 8 (tile/head_groups.cuh): heads
+// that divide into groups of equal and unequal sizes, GQA, two sequences, Nq < Nk, a ragged last tile, softcap and
+// ALiBi (windows keep one head at a time).
+TEST_CASE("causal tiles over heads in groups match the reference (sm_90)", "[attention][mods]") {
+    if (!runs_ws_family()) return;
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(8);
+        const Mods softcap{-1, -1, 5.f, false, 1.f}, alibi{-1, -1, 0.f, true};
+        const std::vector<Case> cases = {
+            {1, 12, 4, 400, 8500, 64, true, Layout::bshd},  // two groups of 6
+            {2, 21, 7, 300, 8300, 96, true, Layout::bhsd},  // three groups of 7, two sequences
+            {1, 10, 10, 200, 8250, 64, true, Layout::padded, {}, {}, 0, false, softcap},  // groups of 5
+            {1, 9, 3, 250, 8400, 96, true, Layout::bshd, {}, {}, 0, false, alibi},        // groups of 4 and 5
+        };
+        for (const Case& c : cases)
+            for (DType dtype : {DType::bf16, DType::f16}) check_case(c, dtype, rng);
+    });
+}
+
 TEST_CASE("score modifiers match the reference in every prefill family", "[attention][mods]") {
     const int cc = current_device().cc();
     with_kernels_precompiled([&] {
@@ -352,9 +373,6 @@ TEST_CASE("score modifiers match the reference in every prefill family", "[atten
         // d 64 on the chooser's tiles: on sm_90, softcap in bf16 takes a quarter of its exponentials on the FMA pipe.
         for (const Case& c : cases(64, {})) check_case(c, DType::bf16, rng);
         for (const Case& c : cases(96, {})) check_case(c, DType::bf16, rng);  // a padded head dim
-        // Head groups (tile/head_groups.cuh) with modifiers: 12 heads in two groups of 6, GQA, Nq != Nk.
-        check_case({1, 12, 4, 1100, 2100, 64, true, Layout::bshd, {}, {}, 0, false, alibi}, DType::bf16, rng);
-        check_case({1, 12, 3, 900, 1300, 96, true, Layout::bhsd, {}, {}, 0, false, softcap}, DType::f16, rng);
         // Each warpgroup to its own window (kTrimWindow): 192- and 256-row tiles whose warpgroups' windows begin and
         // end in different key tiles, causal and not, Nq != Nk both ways.
         if (cc == 90)
