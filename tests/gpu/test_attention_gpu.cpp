@@ -318,10 +318,12 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
 // logits (scale 8 at d 128, grown with sqrt(d)'s spread of q.k elsewhere: p up to 2^79 in the bf16 kernels that take
 // no running max, and tanh.approx exact on the rows' largest scores) and just above it (the running max; default scale:
 // tanh.approx's error times a cap of 60 on scale-1 logits exceeds the LSE tolerance in every family).
-// Causal rows past 8k keys at d <= 96 take one tile per block, the heads in groups of 8 (tile/head_groups.cuh): heads
-// that divide into groups of equal and unequal sizes, GQA, two sequences, Nq < Nk, a ragged last tile, softcap and
-// ALiBi (windows keep one head at a time).
-TEST_CASE("causal tiles over heads in groups match the reference (sm_90)", "[attention][mods]") {
+// Past 8k keys under the causal mask the warp-specialized kernel takes one tile per block (it loops over pairs of
+// tiles up to 8k: ws_layout::loops_over_causal_tiles), the chosen kernel of long causal rows. At d <= 96 the heads run
+// in groups of 8 (tile/head_groups.cuh): heads that divide into groups of equal and unequal sizes, two sequences,
+// softcap and ALiBi. GQA, Nq < Nk, ragged last tiles.
+TEST_CASE("the warp-specialized kernel matches the reference past 8k keys under the causal mask (sm_90)",
+          "[attention]") {
     if (!runs_ws_family()) return;
     with_kernels_precompiled([&] {
         std::mt19937 rng(8);
@@ -331,6 +333,9 @@ TEST_CASE("causal tiles over heads in groups match the reference (sm_90)", "[att
             {2, 21, 7, 300, 8300, 96, true, Layout::bhsd},  // three groups of 7, two sequences
             {1, 10, 10, 200, 8250, 64, true, Layout::padded, {}, {}, 0, false, softcap},  // groups of 5
             {1, 9, 3, 250, 8400, 96, true, Layout::bshd, {}, {}, 0, false, alibi},        // groups of 4 and 5
+            {1, 4, 2, 300, 8450, 128, true, Layout::bshd},  // one head at a time from here on
+            {1, 4, 1, 200, 8300, 192, true, Layout::bhsd},
+            {1, 2, 2, 150, 8250, 256, true, Layout::padded},
         };
         for (const Case& c : cases)
             for (DType dtype : {DType::bf16, DType::f16}) check_case(c, dtype, rng);
