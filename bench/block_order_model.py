@@ -13,10 +13,18 @@ its heads (G = heads: every head's heaviest tile before any head's second; group
 divide into, the smaller first).
 
     python3 bench/block_order_model.py --seqlen 16384 --block-m 192 --block-n 128 --heads 32
+
+--varlen: compare.py's packed sequences instead (bench/varlen_lengths.py; --seqlen is then ignored): the grid is sized
+for the longest sequence, a shorter one's surplus blocks exit at once (--empty, in key-tile steps), and the grid's order
+is set beside the sequences longest first and every tile heaviest first (a sorted schedule, the most any order gives).
+
+    python3 bench/block_order_model.py --varlen --block-m 128 --block-n 128 --heads 16
 """
 import argparse
 import heapq
 import math
+
+from varlen_lengths import lengths
 
 
 def busy_fraction(costs, sms):
@@ -51,9 +59,25 @@ def grouped_order(costs, heads, batch, group):
     return order
 
 
+def varlen_orders(lens, block_m, block_n, heads, overhead, empty):
+    """The grid's order (sequence, head, query tile heaviest first), the same with the longest sequences first, and
+    every tile sorted heaviest first."""
+    per_seq = [tile_costs(n, block_m, block_n, overhead) for n in lens]
+    tiles = max(len(c) for c in per_seq)
+
+    def grid(order):
+        return [x for c in order for _ in range(heads) for x in [empty] * (tiles - len(c)) + c[::-1]]
+
+    every = sorted((x for c in per_seq for _ in range(heads) for x in c), reverse=True)
+    return {"grid order": grid(per_seq), "longest sequence first": grid(sorted(per_seq, key=len, reverse=True)),
+            "every tile heaviest first": every}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seqlen", type=int, required=True)
+    ap.add_argument("--seqlen", type=int)
+    ap.add_argument("--varlen", action="store_true", help="compare.py --varlen's packed sequences")
+    ap.add_argument("--empty", type=float, default=0.02, help="--varlen: a surplus block's cost in key-tile steps")
     ap.add_argument("--block-m", type=int, required=True)
     ap.add_argument("--block-n", type=int, required=True)
     ap.add_argument("--heads", type=int, required=True)
@@ -62,6 +86,14 @@ def main():
     ap.add_argument("--overhead", type=float, default=2.0, help="a tile's fixed cost in key-tile steps")
     ap.add_argument("--groups", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
     a = ap.parse_args()
+    if a.varlen:
+        lens = lengths()
+        print(f"{len(lens)} sequences of {min(lens)}..{max(lens)} tokens, {a.heads} heads, {a.sms} SMs")
+        for label, order in varlen_orders(lens, a.block_m, a.block_n, a.heads, a.overhead, a.empty).items():
+            print(f"  {label:26s} busy {busy_fraction(order, a.sms):.4f}")
+        return
+    if a.seqlen is None:
+        ap.error("--seqlen is required without --varlen")
     costs = tile_costs(a.seqlen, a.block_m, a.block_n, a.overhead)
     print(f"{len(costs)} query tiles per head, {len(costs) * a.heads * a.batch} blocks on {a.sms} SMs")
     for g in sorted({min(g, a.heads) for g in a.groups}):

@@ -7,21 +7,12 @@ FlashAttention-4's flash_attn_varlen_func runs the same packed tensors when it i
 their calls interleaved where their speeds are within 1.3x (compare.time_interleaved). Correctness first: float64
 on 128 random rows of three sequences, fa-jit's output poisoned with NaN beforehand.
 """
-import random
-
 import torch
 
 from compare import DTYPES, reference_rows, rel_err, time_interleaved
+from varlen_lengths import MAX_LEN, TOKENS, lengths
 
-TOKENS, MAX_LEN = 65536, 8192
 TOL = {"fp32": 1e-4, "fp16": 3e-3, "bf16": 2e-2}
-
-
-def lengths(seed=0):
-    rng, out = random.Random(seed), []
-    while sum(out) < TOKENS:
-        out.append(min(rng.randint(1, MAX_LEN), TOKENS - sum(out)))
-    return out
 
 
 def bhsd(x):
