@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         if constexpr (kSplit)
             return BlockIndex{blk.r0, 0, blk.batch, blk.head_kv};
         else if constexpr (kHeadGroup > 0)
-            return block_index_head_groups<kBlockM, kCausal, (kHeadGroup > 0 ? kHeadGroup : 1)>(p);
+            return block_index_head_groups<kBlockM, kCausal, kHeadGroup>(p);
         else
             return kPersistent ? tile_at<kBlockM, kCausal>(p, tile) : block_index<kBlockM, kCausal>(p);
     };
