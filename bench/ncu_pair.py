@@ -102,6 +102,7 @@ def main():
     p.add_argument("--seqlen", type=int, default=16384)
     p.add_argument("--causal", choices=["no", "yes", "both"], default="no")
     p.add_argument("--peer", choices=["fa4", "cudnn"], default="fa4")
+    p.add_argument("--window", metavar="L,R", help="a sliding window (-1: unbounded), fa-jit and FA4 alike")
     p.add_argument("--fa4-site", default=os.environ.get("FA4_SITE", "/tmp/fa4site"))
     args = p.parse_args()
 
@@ -114,6 +115,10 @@ def main():
     if fa4 is not None and not fa4:  # fa-jit alone: its counters still tell variants of it apart
         print(f"FlashAttention-4 not available ({fa4.why}): profiling fa-jit alone", flush=True)
     peer_name = {"fa4": "FlashAttention-4", "cudnn": "cuDNN"}[args.peer] if fa4 is None or fa4 else None
+    window = tuple(int(x) for x in args.window.split(",")) if args.window else None
+    if window is not None and args.peer != "fa4":
+        p.error("--window: cuDNN through SDPA takes no sliding window here; use --peer fa4")
+    fa4_window = {} if window is None else {"window_size": tuple(None if x < 0 else x for x in window)}
 
     def cudnn(q, k, v, causal):
         with sdpa_kernel(PEERS["cudnn"]):
@@ -127,10 +132,11 @@ def main():
         o = torch.empty_like(q)
         views = [x.transpose(1, 2) for x in (q, k, v, o)]  # [B, H, N, d] views of the same memory
         for causal in masks:
-            run_peer = (lambda q=q, k=k, v=v, causal=causal: fa4(q, k, v, causal)) if args.peer == "fa4" else \
+            run_peer = (lambda q=q, k=k, v=v, causal=causal: fa4.func(
+                q, k, v, causal=causal, num_splits=fa4.num_splits, **fa4_window)[0]) if args.peer == "fa4" else \
                 (lambda views=views, causal=causal: cudnn(*views[:3], causal))
-            calls.append((f"{d}{' causal' if causal else ''}",
-                          lambda views=views, causal=causal: fa(*views, causal, code), run_peer))
+            calls.append((f"{d}{' causal' if causal else ''}{f' window {args.window}' if window else ''}",
+                          lambda views=views, causal=causal: fa(*views, causal, code, window=window), run_peer))
     for _, run_fa, run_peer in calls:  # compile both, outside the profiled range
         run_fa()
         if peer_name:

@@ -5,7 +5,9 @@ headers) and print the log (-Xptxas=-v: registers, spills) and the lowered names
 """
 import ctypes, glob, os, sys
 lib = ctypes.CDLL(os.environ.get("NVRTC_LIB", "/usr/local/cuda/lib64/libnvrtc.so.13"))
-KS = os.path.abspath(os.path.join(os.path.dirname(__file__), "../../kernel_sources"))
+# The kernel sources: FA_JIT_KERNEL_DIR where set (as the library reads it, e.g. a kernel_ab variant), else this checkout's.
+KS = os.path.abspath(os.environ.get("FA_JIT_KERNEL_DIR") or
+                     os.path.join(os.path.dirname(__file__), "../../kernel_sources"))
 def chk(r, prog=None, what=""):
     if r != 0:
         lib.nvrtcGetErrorString.restype = ctypes.c_char_p
