@@ -89,6 +89,23 @@ def sass_summary(sass_csv_gz, opcodes=16, waits=3):
         for n, line in tries[:waits]:
             print(f"  {n / 1e6:8.2f}M x {float(line['Avg. Threads Executed'] or 0):4.1f} threads  "
                   f"{line['Source'].strip()}")
+        stall_samples(lines)
+
+
+def stall_samples(lines, top=12):
+    """Where the kernel's warps sat: the warp-state samples by opcode, and the instructions holding most of them, each
+    with its place in the code (0 % the first instruction, 100 % the last)."""
+    column = next((c for c in lines[0] if c.startswith("Warp Stall Sampling (All")), None) if lines else None
+    if column is None:
+        return
+    samples = [int(float(line[column] or 0)) for line in lines]
+    total = sum(samples) or 1
+    by_opcode = collections.Counter()
+    for line, n in zip(lines, samples):
+        by_opcode[re.sub(r"^@!?U?P\w+\s+", "", line["Source"].strip()).split(" ")[0]] += n
+    print(f"  warp samples {total}: " + ", ".join(f"{op} {n / total:.1%}" for op, n in by_opcode.most_common(8)))
+    for i in sorted(range(len(lines)), key=lambda i: -samples[i])[:top]:
+        print(f"    {samples[i] / total:6.1%} at {i / max(1, len(lines) - 1):4.0%}  {lines[i]['Source'].strip()[:90]}")
 
 
 def main():

@@ -65,6 +65,27 @@ def stall_cycles(lines, begin, end):
     return total if found else None
 
 
+def turn_gaps(lines):
+    """For each turn's barrier (BAR.SYNC) followed by a wgmma: the instructions between them. They run after the
+    warpgroup's turn has come, before its GEMMs reach the tensor pipe (FA4's key step has 3 there: bench/NOTES.md,
+    "Where the window's cycles go")."""
+    gaps = []
+    for i, line in enumerate(lines):
+        if "BAR.SYNC" not in line:
+            continue
+        ops = []
+        for step in lines[i + 1:]:
+            op = opcode(step)
+            if op == "HGMMA":
+                gaps.append(ops)
+                break
+            if op in ("BAR", "EXIT"):
+                break
+            if op:
+                ops.append(op)
+    return gaps
+
+
 def step_mix(lines, wait):
     """Instructions of the key step around the wait for S at `wait`, from the turn's barrier before it to the next
     turn's: their number, their summed stall counts (stall_cycles) and the most frequent opcodes."""
@@ -79,6 +100,8 @@ def main():
     ap.add_argument("kernels", nargs="+", help="name expressions of attention_f16_ws.cu")
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--sources", help="kernel sources to compile (default: this checkout's kernel_sources/)")
+    ap.add_argument("--turns", action="store_true",
+                    help="also the instructions between each turn's barrier and its first wgmma")
     ap.add_argument("--mix", action="store_true",
                     help="also each key step's instruction count and most frequent opcodes (turn to turn)")
     a = ap.parse_args()
@@ -104,6 +127,11 @@ def main():
                 cycle_text = f", {cycles} stall cycles" if cycles is not None else ""
                 print(f"  {'masked' if masked else 'unmasked'} step: {count} instructions{cycle_text}; " +
                       ", ".join(f"{op} {n}" for op, n in top))
+        if a.turns:
+            for ops in turn_gaps(lines):
+                top = collections.Counter(ops).most_common(5)
+                print(f"  turn: {len(ops)} instructions before the first wgmma" +
+                      (" (" + ", ".join(f"{op} {n}" for op, n in top) + ")" if ops else ""))
 
 
 if __name__ == "__main__":
