@@ -3,7 +3,7 @@
 
     ncu --profile-from-start off --clock-control none --set full -o pair \\
         python3 bench/ncu_pair.py --lib .carry/libfa_jit.so --head-dims 64 128 [--causal no|yes|both] \\
-                                  [--seqlen 16384] [--peer fa4|cudnn]
+                                  [--seqlen 16384] [--peer fa4|cudnn] [--window L,R]
     ncu --import pair.ncu-rep --csv --page raw > raw.csv && python3 bench/ncu_pair.py --summary raw.csv
     ncu --import pair.ncu-rep --csv --page source --print-source sass | gzip > sass.csv.gz &&
         python3 bench/ncu_pair.py --sass-summary sass.csv.gz
