@@ -312,12 +312,6 @@ TEST_CASE("the warp-specialized kernel matches the reference for forced tiles in
     });
 }
 
-// Score modifiers in every prefill family (one tile each, forced) and on the chosen path: sliding windows crossing
-// tile borders (both sides, left only with causal, right only, Nq != Nk with rows that see no key), softcap on large
-// logits (scale 1), ALiBi with GQA, and all three with the causal mask. Softcap at kSoftcapNoMaxLimit on saturated
-// logits (scale 8 at d 128, grown with sqrt(d)'s spread of q.k elsewhere: p up to 2^79 in the bf16 kernels that take
-// no running max, and tanh.approx exact on the rows' largest scores) and just above it (the running max; default scale:
-// tanh.approx's error times a cap of 60 on scale-1 logits exceeds the LSE tolerance in every family).
 // Past 8k keys under the causal mask the warp-specialized kernel takes one tile per block (it loops over pairs of
 // tiles up to 8k: ws_layout::loops_over_causal_tiles), the chosen kernel of long causal rows. At d <= 96 the heads run
 // in groups of 8 (tile/head_groups.cuh): heads that divide into groups of equal and unequal sizes, two sequences,
@@ -342,6 +336,12 @@ TEST_CASE("the warp-specialized kernel matches the reference past 8k keys under 
     });
 }
 
+// Score modifiers in every prefill family (one tile each, forced) and on the chosen path: sliding windows crossing
+// tile borders (both sides, left only with causal, right only, Nq != Nk with rows that see no key), softcap on large
+// logits (scale 1), ALiBi with GQA, and all three with the causal mask. Softcap at kSoftcapNoMaxLimit on saturated
+// logits (scale 8 at d 128, grown with sqrt(d)'s spread of q.k elsewhere: p up to 2^79 in the bf16 kernels that take
+// no running max, and tanh.approx exact on the rows' largest scores) and just above it (the running max; default scale:
+// tanh.approx's error times a cap of 60 on scale-1 logits exceeds the LSE tolerance in every family).
 TEST_CASE("score modifiers match the reference in every prefill family", "[attention][mods]") {
     const int cc = current_device().cc();
     with_kernels_precompiled([&] {
