@@ -446,6 +446,16 @@ TEST_CASE("packed variable-length sequences match the reference", "[attention][v
                 padded.seqlens_q = {260, 3, 64}, padded.seqlens_k = {90, 333, 64};
                 check_case(padded, DType::f16, rng);
             }
+        // Many causal packed sequences on the chosen tiles: 24 of 0 to 1000 rows (one at the bound, one with Nq !=
+        // Nk) over 16 query heads in groups of 4, more tiles than twice the SMs.
+        for (const auto& [d, dtype] : {std::pair{128, DType::bf16}, std::pair{64, DType::f16}}) {
+            Case many{1, 16, 4, 1000, 1000, d, true, Layout::bshd};
+            std::uniform_int_distribution<int> len(0, 1000);
+            for (int b = 0; b < 24; ++b) many.seqlens_q.push_back(b == 5 ? 1000 : len(rng));
+            many.seqlens_k = many.seqlens_q;
+            many.seqlens_k[3] += many.seqlens_k[3] < 1000 ? 1 : -1;
+            check_case(many, dtype, rng);
+        }
         Case mods{1, 4, 2, 300, 300, 96, true, Layout::bshd, {}, {}, 0, false, Mods{40, 8, 6.f, true}};
         mods.seqlens_q = {300, 17, 129}, mods.seqlens_k = {250, 170, 1};
         check_case(mods, DType::bf16, rng);
