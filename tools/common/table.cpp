@@ -42,19 +42,24 @@ std::string csv_cell(const std::string& cell) {
     return quoted + "\"";
 }
 
-std::string Table::csv() const {
-    const auto line = [](const std::vector<std::string>& cells, std::size_t n) {
-        std::string out;
-        for (std::size_t c = 0; c < n; ++c) {
-            if (c) out += ',';
-            if (c < cells.size()) out += csv_cell(cells[c]);
-        }
-        return out + "\n";
-    };
+std::string Table::csv_line(const std::vector<std::string>& cells) const {
+    std::string out;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+        if (c) out += ',';
+        if (c < cells.size()) out += csv_cell(cells[c]);
+    }
+    return out + "\n";
+}
+
+std::string Table::csv_header() const {
     std::vector<std::string> titles;
     for (const auto& col : columns_) titles.push_back(col.title);
-    std::string out = line(titles, columns_.size());
-    for (const auto& row : rows_) out += line(row, columns_.size());
+    return csv_line(titles);
+}
+
+std::string Table::csv() const {
+    std::string out = csv_header();
+    for (const auto& row : rows_) out += csv_line(row);
     return out;
 }
 

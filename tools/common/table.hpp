@@ -25,6 +25,9 @@ public:
     std::string text() const;
     // RFC 4180: a header line, then one line per row; cells with commas, quotes or newlines are quoted.
     std::string csv() const;
+    // The header line alone, and one row's line (cells as add_row takes them): for output that streams its rows.
+    std::string csv_header() const;
+    std::string csv_line(const std::vector<std::string>& cells) const;
 
 private:
     std::vector<Column> columns_;

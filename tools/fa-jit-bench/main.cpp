@@ -136,7 +136,12 @@ void bench_problem(const Problem& problem, const DeviceInfo& device, const Bench
     std::size_t reported = 0;
     const auto report = [&](const Row& row) {
         if (reported++ < estimated) progress.item_done(short_line(row));
-        if (!options.json && !options.csv) progress.message(row_line(row), stdout);
+        if (options.csv) {
+            fmt::print("{}", csv_line(row));
+            std::fflush(stdout);
+        } else if (!options.json) {
+            progress.message(row_line(row), stdout);
+        }
     };
     const auto fail_all = [&](const std::string& why) {
         Row row;
@@ -235,6 +240,7 @@ int run_bench(int argc, char** argv) {
     if (!options.json && !options.csv)
         fmt::print("{} (sm_{}{}, {} SMs); {} reps after {} warm-up\n", device.name, device.cc_major, device.cc_minor,
                    device.multiprocessors, options.reps, options.warmup);
+    if (options.csv) fmt::print("{}", csv_header());
     std::fflush(stdout);
 
     Run run;
@@ -256,9 +262,7 @@ int run_bench(int argc, char** argv) {
 
     if (options.json) {
         fmt::print("{}", rows_json(summary, run.rows, run.saved, options.reps, options.warmup));
-    } else if (options.csv) {
-        fmt::print("{}", rows_csv(run.rows));
-    } else {
+    } else if (!options.csv) {  // --csv printed each row as it finished
         for (const Row& s : run.saved)
             fmt::print("saved {} for {} in {}\n", s.tile.to_string(), s.problem.label(), tuning_file_path());
         fmt::print("\n{}", final_table(run.rows, options.sweep));

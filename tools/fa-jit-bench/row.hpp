@@ -57,7 +57,9 @@ std::string config_text(const Row& row);
 std::string row_line(const Row& row);
 // The compact table printed last: one line per row, or with a sweep one line per problem (best vs chosen).
 std::string final_table(const std::vector<Row>& rows, bool sweep);
-std::string rows_csv(const std::vector<Row>& rows);
+// --csv: the header, then each row's line as the row finishes (a run stopped early keeps the rows it measured).
+std::string csv_header();
+std::string csv_line(const Row& row);
 std::string rows_json(const DeviceSummary& device, const std::vector<Row>& rows, const std::vector<Row>& saved,
                       int reps, int warmup);
 

@@ -188,15 +188,18 @@ nlohmann::ordered_json row_json(const Row& r) {
 
 }  // namespace
 
-std::string rows_csv(const std::vector<Row>& rows) {
-    tools::Table t({{"dtype"}, {"batch"}, {"heads"}, {"heads_kv"}, {"seqlen_q"}, {"seqlen_k"}, {"head_dim"},
-                    {"causal"}, {"layout"}, {"config"}, {"block_m"}, {"block_n"}, {"warps"}, {"chosen"}, {"status"},
-                    {"ms"}, {"tflops"}, {"registers"}, {"local_bytes"}, {"shared_bytes"}, {"max_abs_error"},
-                    {"rel_l2_error"}, {"lse_max_error"}, {"error"}, {"kv_tbps"}, {"num_splits"},
-                    {"splits_requested"}, {"workspace_bytes"}});
-    for (const Row& r : rows) t.add_row(csv_fields(r));
-    return t.csv();
+namespace {
+tools::Table csv_table() {
+    return tools::Table({{"dtype"}, {"batch"}, {"heads"}, {"heads_kv"}, {"seqlen_q"}, {"seqlen_k"}, {"head_dim"},
+                         {"causal"}, {"layout"}, {"config"}, {"block_m"}, {"block_n"}, {"warps"}, {"chosen"},
+                         {"status"}, {"ms"}, {"tflops"}, {"registers"}, {"local_bytes"}, {"shared_bytes"},
+                         {"max_abs_error"}, {"rel_l2_error"}, {"lse_max_error"}, {"error"}, {"kv_tbps"},
+                         {"num_splits"}, {"splits_requested"}, {"workspace_bytes"}});
 }
+}  // namespace
+
+std::string csv_header() { return csv_table().csv_header(); }
+std::string csv_line(const Row& row) { return csv_table().csv_line(csv_fields(row)); }
 
 std::string rows_json(const DeviceSummary& device, const std::vector<Row>& rows, const std::vector<Row>& saved,
                       int reps, int warmup) {
