@@ -250,7 +250,9 @@ void add_options(CLI::App& app, BenchOptions& o) {
     const auto* output = "Output";
     auto* json =
         app.add_flag("--json", o.json, "print one JSON object (device, rows) instead of tables")->group(output);
-    app.add_flag("--csv", o.csv, "print the rows as CSV instead of tables, each as it finishes")->excludes(json)->group(output);
+    app.add_flag("--csv", o.csv, "print the rows as CSV instead of tables, each as it finishes")
+        ->excludes(json)
+        ->group(output);
     app.add_flag("-q,--quiet", o.quiet, "no progress lines on stderr")->group(output);
 }
 
