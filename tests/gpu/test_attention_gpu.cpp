@@ -447,7 +447,7 @@ TEST_CASE("packed variable-length sequences match the reference", "[attention][v
                 check_case(padded, DType::f16, rng);
             }
         // Many causal packed sequences on the chosen tiles: 24 of 0 to 1000 rows (one at the bound, one with Nq !=
-        // Nk) over 16 query heads in groups of 4, more tiles than twice the SMs.
+        // Nk) over 16 query heads in groups of 4, thousands of tiles, most sequences ending inside one.
         for (const auto& [d, dtype] : {std::pair{128, DType::bf16}, std::pair{64, DType::f16}}) {
             Case many{1, 16, 4, 1000, 1000, d, true, Layout::bshd};
             std::uniform_int_distribution<int> len(0, 1000);
