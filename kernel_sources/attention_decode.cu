@@ -86,9 +86,13 @@ using tile::swz_pair;
 
 }  // namespace decode_detail
 
+// A paged cache's kernels declare one block per SM as enough (kPaged ? 1 : 0, where 0 leaves the bound unset): ptxas
+// then keeps a deep ring's page pointers in registers (16 x 128 keys in 3 stages: 255 registers, no spill, against
+// 168 and a 4-byte spill without; bench/NOTES.md, "Paged decode in 3 stages").
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kNWarps, int kStages, bool kCausal, int kMods = 0,
           bool kVarlen = false, bool kPaged = false>
-__global__ void __launch_bounds__(kNWarps * 32) attention_decode_split(const __grid_constant__ AttentionParams p) {
+__global__ void __launch_bounds__(kNWarps * 32, kPaged ? 1 : 0)
+    attention_decode_split(const __grid_constant__ AttentionParams p) {
     using namespace decode_detail;
     using Tr = AttentionDecodeTraits<T, kBlockM, kBlockN, kHeadDim, kNWarps, kStages>;
     using Layout = tile::SwizzleRows64<Tr::kDSmem>;

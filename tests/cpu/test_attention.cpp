@@ -826,6 +826,10 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     specs.push_back({DType::bf16, 128, true, {16, 128, 4, 2, "split"}});
     specs.push_back({DType::bf16, 256, true, {16, 64, 4, 2, "split"}});
     specs.push_back({DType::bf16, 64, false, {16, 256, 8, 2, "split"}});  // d 64: 8 key warps of 32 keys
+    for (bool causal : {false, true}) {  // d 128 from a paged cache: 3 stages
+        specs.push_back({DType::bf16, 128, causal, {16, 128, 4, 3, "split"}});
+        specs.back().paged = true;
+    }
     specs.push_back({DType::bf16, 256, false, {32, 32, 4, 4, "split"}});  // one token of MQA at d 256
     // decode-wgmma's two-warpgroup tiles (128 packed rows with score modifiers or pages; decode-ws takes the plain
     // ones).

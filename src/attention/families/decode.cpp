@@ -17,14 +17,17 @@ namespace {
 // tiles per key warp in rings of 128 KB. H200, bf16, alternating forced-tile passes, KV TB/s, 32 query heads
 // (bench/NOTES.md, "One token of MQA on 2 key warps", "One row warp on 32 keys per key warp"; fp16 alike where
 // timed). None where the general rule below leads.
-std::optional<TileConfig> long_run_tile(int head_dim, int rows, int seqlen_q) {
+std::optional<TileConfig> long_run_tile(int head_dim, int rows, int seqlen_q, bool paged) {
     // One row warp (up to 16 packed rows). d 64: 8 key warps of 32 keys in 2 stages against 4 in 4 (32 KV heads, B 1
     // 128k 4.38 -> 4.45; 8 KV heads, B 16 128k 4.55 -> 4.64, B 64 32k 4.60 -> 4.64). d 128: 4 key warps of 32 keys in
-    // 2 stages against 16 keys in 4 (+0.4-1.8 % over groups of 1-8, one token and 4 causal, B 1-64). (d 193-256 take
-    // 2 stages at every length: one_row_warp_stages().)
+    // 2 stages against 16 keys in 4 (+0.4-1.8 % over groups of 1-8, one token and 4 causal, B 1-64); from a paged
+    // cache in 3, whose third tile in flight hides the next tile's table lookups (fp16, 8 KV heads, pages of 16 / 64
+    // / 256, before the paged kernels' launch bound: B 1 128k 3.87 -> 3.93, 4.08 -> 4.19, 4.11 -> 4.15; B 16 16k 4.30
+    // -> 4.33, 4.37 -> 4.35, 4.40 -> 4.37; bench/NOTES.md, "Paged decode in 3 stages"). (d 193-256 take 2 stages at
+    // every length: one_row_warp_stages().)
     if (rows <= 16) {
         if (head_dim > 56 && head_dim <= 64) return TileConfig{16, 256, 8, 2, "split"};
-        if (head_dim > 112 && head_dim <= 128) return TileConfig{16, 128, 4, 2, "split"};
+        if (head_dim > 112 && head_dim <= 128) return TileConfig{16, 128, 4, paged ? 3 : 2, "split"};
     }
     // One token of MQA (32 rows). d 128: 2 key warps of 32 keys against 4 of 16 (B 16 128k and B 64 32k 4.33 ->
     // 4.41; short runs lose, as do 4 causal tokens of 32 rows). d 256: 2 key warps of 16 keys in 4 stages against 4
@@ -86,7 +89,7 @@ public:
         const int row_warps = decode_layout::row_warps(block_m, p.head_dim);
         std::vector<TileConfig> out;
         if (cc == 90 && p.seqlen_k > 8192)
-            if (const auto t = long_run_tile(p.head_dim, rows, p.seqlen_q)) out.push_back(*t);
+            if (const auto t = long_run_tile(p.head_dim, rows, p.seqlen_q, p.paged)) out.push_back(*t);
         // Keys per key warp and step: 16, or 32 where a 16-key tile is small (d <= 64: 4 KB of K and V) or the key
         // warps few.
         const int warp_n = p.head_dim <= 64 ? 32 : 16;
