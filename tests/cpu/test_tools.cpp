@@ -353,10 +353,11 @@ TEST_CASE("fa-jit-bench --help works without a GPU", "[tools]") {
     for (const char* word : {"--sweep", "--preset", "--config", "--save", "--json"}) CHECK(contains(r.out, word));
     CHECK(run_tool(kBenchTool, "--batch 0", dir.path()).exit_code == 2);
     CHECK(run_tool(kBenchTool, "--config 64by64", dir.path()).exit_code == 2);
-    for (const char* word : {"--window", "--softcap", "--alibi", "serving", "--page-size", "--page-order"})
+    for (const char* word :
+         {"--window", "--softcap", "--alibi", "serving", "--page-size", "--page-order", "--warmup-ms"})
         CHECK(contains(r.out, word));
     for (const char* bad : {"--window 5", "--window 1,-2", "--window a,b", "--softcap -1", "--page-size 40",
-                            "--page-size -16", "--page-order sorted"}) {
+                            "--page-size -16", "--page-order sorted", "--warmup-ms -1", "--warmup-ms x"}) {
         INFO(bad);
         CHECK(run_tool(kBenchTool, bad, dir.path()).exit_code == 2);
     }
@@ -373,4 +374,5 @@ TEST_CASE("fa-jit-bench without a GPU exits 3 saying so", "[tools]") {
     CHECK(contains(r.err, "no CUDA device"));
     // Valid options get as far as the device check too.
     CHECK(run_tool(kBenchTool, "--page-size 64 --page-order ordered", dir.path()).exit_code == 3);
+    CHECK(run_tool(kBenchTool, "--warmup-ms 2500", dir.path()).exit_code == 3);
 }

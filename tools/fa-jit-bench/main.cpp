@@ -186,7 +186,7 @@ void bench_problem(const Problem& problem, const DeviceInfo& device, const Bench
         return fail_all(e.what());
     }
 
-    const MeasureSettings settings{options.reps, options.warmup};
+    const MeasureSettings settings{options.reps, options.warmup, options.warmup_ms};
     const Row* best = nullptr;
     const std::size_t first = run.rows.size();
     for (const RunConfig& config : runs) {
@@ -238,8 +238,9 @@ int run_bench(int argc, char** argv) {
     std::size_t total = 0;
     for (const Problem& p : problems) total += estimated_runs(p, device, options);
     if (!options.json && !options.csv)
-        fmt::print("{} (sm_{}{}, {} SMs); {} reps after {} warm-up\n", device.name, device.cc_major, device.cc_minor,
-                   device.multiprocessors, options.reps, options.warmup);
+        fmt::print("{} (sm_{}{}, {} SMs); {} reps after {} warm-up{}\n", device.name, device.cc_major, device.cc_minor,
+                   device.multiprocessors, options.reps, options.warmup,
+                   options.warmup_ms > 0 ? fmt::format(" and {:g} ms of calls", options.warmup_ms) : "");
     if (options.csv) fmt::print("{}", csv_header());
     std::fflush(stdout);
 
@@ -261,7 +262,7 @@ int run_bench(int argc, char** argv) {
         }
 
     if (options.json) {
-        fmt::print("{}", rows_json(summary, run.rows, run.saved, options.reps, options.warmup));
+        fmt::print("{}", rows_json(summary, run.rows, run.saved, options.reps, options.warmup, options.warmup_ms));
     } else if (!options.csv) {  // --csv printed each row as it finished
         for (const Row& s : run.saved)
             fmt::print("saved {} for {} in {}\n", s.tile.to_string(), s.problem.label(), tuning_file_path());

@@ -65,6 +65,20 @@ __global__ void spin(unsigned long long ns) {
     return get_kernel(request, "fa_jit_bench::spin");
 }
 
+// --warmup-ms: calls on the rotating input sets until that much time has passed since the first, the GPU having
+// finished them (the host may run ahead by a launch queue's depth). Waiting for each batch of calls keeps the
+// queue short, so the time is the GPU's.
+void sustain(Row& row, Workspace& ws, const MeasureSettings& s, Stream& stream) {
+    if (s.warmup_ms <= 0) return;
+    const std::size_t sets = ws.input_sets();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(s.warmup_ms);
+    std::size_t i = static_cast<std::size_t>(s.warmup);
+    do {
+        for (int k = 0; k < 32; ++k, ++i) attention(run_args(row, ws, i % sets), stream.get(), row.tile);
+        stream.synchronize();
+    } while (std::chrono::steady_clock::now() < until);
+}
+
 // One event pair per repetition, each repetition on the next input set; the median of the per-rep times.
 // A decode step's kernels take microseconds, less than the host needs to launch them: there the repetitions are
 // queued behind a spin kernel that outlasts the host's launches, so that each event pair times the GPU's work
@@ -73,11 +87,12 @@ double median_ms(Row& row, Workspace& ws, const MeasureSettings& s, Stream& stre
     const std::size_t sets = ws.input_sets();
     const auto host_start = std::chrono::steady_clock::now();
     for (int i = 0; i < s.warmup; ++i) attention(run_args(row, ws, i), stream.get(), row.tile);
+    const double host_ns_per_call =
+        s.warmup > 0
+            ? std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - host_start).count() / s.warmup
+            : 50e3;
+    sustain(row, ws, s, stream);
     if (row.problem.decode()) {
-        const double host_ns_per_call =
-            s.warmup > 0 ? std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - host_start)
-                                   .count() / s.warmup
-                         : 50e3;
         const auto ns = static_cast<unsigned long long>(
             std::min(2.0 * s.reps * host_ns_per_call + 100e3, 2e9));  // at most 2 s
         launch(spin_kernel(), {{1}, {1}, 0, stream.get()}, ns);

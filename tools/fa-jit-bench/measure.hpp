@@ -11,6 +11,9 @@ namespace fa_jit::bench {
 struct MeasureSettings {
     int reps = 30;
     int warmup = 5;
+    // Untimed calls for at least this long after `warmup` (0: none). A GPU running one kernel back to back settles
+    // at the clock its power limit allows within about a second; shorter runs time a cooler, faster GPU.
+    double warmup_ms = 0;
 };
 
 // One run of a problem: a tile, and the key splits it is asked for (AttentionArgs::num_splits; 0 = the library's

@@ -243,6 +243,12 @@ void add_options(CLI::App& app, BenchOptions& o) {
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber)
         ->group(measure);
+    app.add_option("--warmup-ms", o.warmup_ms,
+                   "then untimed calls for at least this many milliseconds (the GPU's clock settles under its power "
+                   "limit within about a second; e.g. 3000 times the sustained rate)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 600e3))
+        ->group(measure);
     app.add_flag("--no-check", o.no_check, "skip the correctness check against attention_reference (not advised)")
         ->group(measure);
     app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str()->group(measure);

@@ -97,6 +97,7 @@ struct BenchOptions {
     // Measurement.
     int reps = 30;
     int warmup = 5;
+    double warmup_ms = 0;  // untimed calls for at least this long after `warmup` (MeasureSettings says why)
     bool no_check = false;
     int device = 0;
 

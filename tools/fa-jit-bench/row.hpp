@@ -61,6 +61,6 @@ std::string final_table(const std::vector<Row>& rows, bool sweep);
 std::string csv_header();
 std::string csv_line(const Row& row);
 std::string rows_json(const DeviceSummary& device, const std::vector<Row>& rows, const std::vector<Row>& saved,
-                      int reps, int warmup);
+                      int reps, int warmup, double warmup_ms);
 
 }  // namespace fa_jit::bench

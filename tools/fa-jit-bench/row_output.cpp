@@ -202,13 +202,14 @@ std::string csv_header() { return csv_table().csv_header(); }
 std::string csv_line(const Row& row) { return csv_table().csv_line(csv_fields(row)); }
 
 std::string rows_json(const DeviceSummary& device, const std::vector<Row>& rows, const std::vector<Row>& saved,
-                      int reps, int warmup) {
+                      int reps, int warmup, double warmup_ms) {
     nlohmann::ordered_json out;
     out["device"] = {{"name", device.name},
                      {"cc", fmt::format("{}.{}", device.cc_major, device.cc_minor)},
                      {"multiprocessors", device.multiprocessors}};
     out["reps"] = reps;
     out["warmup"] = warmup;
+    out["warmup_ms"] = warmup_ms;
     out["rows"] = nlohmann::ordered_json::array();
     for (const Row& r : rows) out["rows"].push_back(row_json(r));
     out["saved"] = nlohmann::ordered_json::array();
