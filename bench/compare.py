@@ -339,8 +339,11 @@ def time_blocks(contenders, speed, args):
     """Median ms per call of each contender, timed as the FlashAttention papers time: each contender's calls back to
     back in a block of its own (`args.warmup` untimed calls, then `args.reps` timed ones), so that each runs at the
     clock its own power draw settles at, as it would alone in an application; `args.rounds` rounds, the blocks in a
-    fresh random order each round (seeded). Each timed block's span goes to BLOCK_LOG (time.time(), after a
-    synchronize), so that a GPU clock trace taken beside the run (nvidia-smi -lms) can be split per contender."""
+    fresh random order each round (seeded). `args.sustain_ms`: untimed calls for at least that long before each block
+    (after the warm-up), so that each contender is timed at the clock its own sustained load settles at under the
+    power limit (an H200 needs about a second; fa-jit-bench --warmup-ms does the same). Each timed block's span goes
+    to BLOCK_LOG (time.time(), after a synchronize), so that a GPU clock trace taken beside the run (nvidia-smi -lms)
+    can be split per contender."""
     rng = random.Random(0)
     events = {name: [] for name in speed}
     for _ in range(max(1, args.rounds)):
@@ -349,6 +352,11 @@ def time_blocks(contenders, speed, args):
             for i in range(args.warmup):
                 fn(*sets[i % len(sets)])
             torch.cuda.synchronize()
+            until = time.time() + args.sustain_ms / 1e3
+            while time.time() < until:
+                for i in range(8):
+                    fn(*sets[i % len(sets)])
+                torch.cuda.synchronize()
             t0 = time.time()
             for i in range(args.reps):
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -968,10 +976,15 @@ def main():
                         "pass (default); rotate, the earlier fixed rotation of all contenders together; blocks, each "
                         "contender's calls back to back in a block of its own, blocks in random order per round "
                         "(each at the clock its own power draw settles at)")
+    p.add_argument("--sustain-ms", type=float, default=0.0,
+                   help="with --timing blocks: untimed calls for at least this long before each contender's block "
+                        "(its sustained clock under the power limit; e.g. 2000)")
     p.add_argument("--rounds", type=int, default=1,
                    help="timing rounds per row: decode rows time every build and peer once per round in a rotating "
                         "order; prefill rows interleave their calls, --reps x --rounds of each (median)")
     args = p.parse_args()
+    if args.sustain_ms < 0 or (args.sustain_ms > 0 and args.timing != "blocks"):
+        p.error("--sustain-ms: a non-negative time, with --timing blocks")
 
     decode = args.decode or args.ragged
     if decode:  # what SDPA says for each backend it cannot use, and FA-4's CuTe DSL notes: noise in these tables
