@@ -73,6 +73,32 @@ def varlen_orders(lens, block_m, block_n, heads, overhead, empty):
             "every tile heaviest first": every}
 
 
+def makespan(costs, sms):
+    """Greedy list scheduling of `costs` in order on `sms` machines: the time the last one finishes."""
+    free_at = [0.0] * sms
+    for c in costs:
+        heapq.heappush(free_at, heapq.heappop(free_at) + c)
+    return max(free_at)
+
+
+def snake_makespan(lens, block_m, block_n, heads, overhead, sms):
+    """Looping blocks over tile/packed_tiles.cuh's table (branch wip/varlen-snake): level L holds query tile M - 1 - L
+    of every sequence that has one, longest sequences first, heads inner; block i of G takes positions i, 2G - 1 - i,
+    2G + i, ... and runs them back to back, each tile costing its key tiles plus `overhead` (what the loop leaves of a
+    tile's prologue and epilogue). -> (the slowest block's time, the work)."""
+    per_seq = [tile_costs(n, block_m, block_n, 0) for n in lens]
+    levels = max(len(c) for c in per_seq)
+    ranked = sorted(per_seq, key=len, reverse=True)  # stable: ties by index
+    table = [c[levels - 1 - lev] + overhead for lev in range(levels) for c in ranked if len(c) > levels - 1 - lev
+             for _ in range(heads)]
+    blocks = min(sms, len(table))
+    load = [0.0] * blocks
+    for pos, c in enumerate(table):
+        n, i = divmod(pos, blocks)
+        load[blocks - 1 - i if n & 1 else i] += c
+    return max(load), sum(table)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seqlen", type=int)
@@ -85,12 +111,20 @@ def main():
     ap.add_argument("--sms", type=int, default=132, help="default: the H200's 132")
     ap.add_argument("--overhead", type=float, default=2.0, help="a tile's fixed cost in key-tile steps")
     ap.add_argument("--groups", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    ap.add_argument("--loop-overhead", type=float, default=0.5,
+                    help="--varlen: a tile's fixed cost in key-tile steps in looping blocks (the snake schedule)")
     a = ap.parse_args()
     if a.varlen:
         lens = lengths()
         print(f"{len(lens)} sequences of {min(lens)}..{max(lens)} tokens, {a.heads} heads, {a.sms} SMs")
+        grid_time = None
         for label, order in varlen_orders(lens, a.block_m, a.block_n, a.heads, a.overhead, a.empty).items():
-            print(f"  {label:26s} busy {busy_fraction(order, a.sms):.4f}")
+            t = makespan(order, a.sms)
+            grid_time = grid_time or t
+            print(f"  {label:26s} busy {busy_fraction(order, a.sms):.4f}  time {t:9.1f} steps ({t / grid_time:.4f})")
+        t, work = snake_makespan(lens, a.block_m, a.block_n, a.heads, a.loop_overhead, a.sms)
+        print(f"  {'snake over the tile table':26s} busy {work / (a.sms * t):.4f}  time {t:9.1f} steps "
+              f"({t / grid_time:.4f}; overhead {a.loop_overhead} a tile)")
         return
     if a.seqlen is None:
         ap.error("--seqlen is required without --varlen")
