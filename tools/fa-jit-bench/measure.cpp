@@ -68,7 +68,7 @@ __global__ void spin(unsigned long long ns) {
 // --warmup-ms: calls on the rotating input sets until that much time has passed since the first, the GPU having
 // finished them (the host may run ahead by a launch queue's depth). Waiting for each batch of calls keeps the
 // queue short, so the time is the GPU's.
-void sustain(Row& row, Workspace& ws, const MeasureSettings& s, Stream& stream) {
+void sustain(const Row& row, Workspace& ws, const MeasureSettings& s, Stream& stream) {
     if (s.warmup_ms <= 0) return;
     const std::size_t sets = ws.input_sets();
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(s.warmup_ms);
