@@ -27,12 +27,17 @@ import math
 from varlen_lengths import lengths
 
 
-def busy_fraction(costs, sms):
-    """Greedy list scheduling of `costs` in order on `sms` machines: total work / (sms x makespan)."""
+def makespan(costs, sms):
+    """Greedy list scheduling of `costs` in order on `sms` machines: the time the last one finishes."""
     free_at = [0.0] * sms
     for c in costs:
         heapq.heappush(free_at, heapq.heappop(free_at) + c)
-    return sum(costs) / (sms * max(free_at))
+    return max(free_at)
+
+
+def busy_fraction(costs, sms):
+    """The same schedule's total work / (sms x makespan)."""
+    return sum(costs) / (sms * makespan(costs, sms))
 
 
 def tile_costs(seqlen, block_m, block_n, overhead):
@@ -71,14 +76,6 @@ def varlen_orders(lens, block_m, block_n, heads, overhead, empty):
     every = sorted((x for c in per_seq for _ in range(heads) for x in c), reverse=True)
     return {"grid order": grid(per_seq), "longest sequence first": grid(sorted(per_seq, key=len, reverse=True)),
             "every tile heaviest first": every}
-
-
-def makespan(costs, sms):
-    """Greedy list scheduling of `costs` in order on `sms` machines: the time the last one finishes."""
-    free_at = [0.0] * sms
-    for c in costs:
-        heapq.heappush(free_at, heapq.heappop(free_at) + c)
-    return max(free_at)
 
 
 def snake_makespan(lens, block_m, block_n, heads, overhead, sms):
