@@ -92,6 +92,7 @@
 #include "tile/f16_types.cuh"
 #include "tile/mask.cuh"
 #include "tile/mbarrier.cuh"
+#include "tile/packed_tiles.cuh"
 #include "tile/softmax.cuh"
 #include "tile/split_block.cuh"
 #include "tile/swizzle.cuh"
@@ -145,7 +146,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                                          ScoreMod<kMods>::kSoftcap, (kMods & mods::kWindow) != 0, kSplit);
     // Q buffers (ws_layout::q_buffers): a block's n-th tile with keys reads buffer n % kQBuffers. With two, a looping
     // block stages each tile's O in its buffer, as a block with one tile does, and releases it after the stores.
-    constexpr int kQBuffers = ws_layout::q_buffers(kTileLoop, kBlockM, kBlockN, kHeadDim, kStages, kAlibiColumns);
+    constexpr int kQBuffers =
+        ws_layout::q_buffers(kTileLoop, kBlockM, kBlockN, kHeadDim, kStages, kAlibiColumns, kVarlen && kTileLoop);
     constexpr bool kStagedLoop = kQBuffers == 2;
 
     extern __shared__ float4 smem_raw[];
@@ -166,6 +168,11 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // tile's V (which the producer zeroes past the keys before the consumers read it), then the entries.
     const unsigned table_full = s_alibi, v_tail_full = s_alibi + 8u;
     const unsigned s_table = (s_alibi + 16u + 127u) & ~127u;  // TMA: 128-byte aligned
+    // Packed sequences in looping blocks (no ALiBi, no block table): their tile table in the same place.
+    const auto packed_table = [&]() -> packed_tiles::Table& {
+        return *reinterpret_cast<packed_tiles::Table*>(reinterpret_cast<char*>(smem_raw) +
+                                                       (s_alibi - ptx::smem_address(smem_raw)));
+    };
     // A stage's K is released once the tile's S is computed, its V once its P V is: the next K tile loads while the
     // warpgroups still read this V (with 2 stages, releasing both after P V kept S of tile j + 2 waiting on its load:
     // bench/NOTES.md, "K released after S, V after P V").
@@ -181,21 +188,29 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // kTableMap: a paged cache read as the contiguous kernel reads: the loop, the stagger, the table by TMA and its
     // check after the key loops.
     constexpr bool kPersistent = !kSplit && ws_layout::persistent(kBlockM, kCausal, kHeadDim, kBlockN,
-                                                                  (kMods & mods::kWindow) != 0 || kVarlen || kPaged,
-                                                                  kTileLoop, kMods != 0, kTableMap);
-    static_assert(
-        !kTileLoop || (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false, kMods != 0)),
-        "kTileLoop: ws_layout::tile_loop");
+                                                                  (kMods & mods::kWindow) != 0 || kPaged, kTileLoop,
+                                                                  kMods != 0, kTableMap, kVarlen);
+    static_assert(!kTileLoop ||
+                      (kPersistent && ws_layout::tile_loop(kBlockM, kCausal, kHeadDim, kBlockN, false, kMods != 0,
+                                                           kVarlen)),
+                  "kTileLoop: ws_layout::tile_loop");
+    // Packed sequences in a looping block: the tiles of tile/packed_tiles.cuh's table (the sequences' rows, built by
+    // the first warp before the block's barrier), each tile's sequence read from it as the tile is taken.
+    constexpr bool kSeqPerTile = kVarlen && kPersistent;
     // This block's tiles: its n-th is tile_of(n), while below end. Without the causal mask first + n * step. Under it
     // tiles differ in cost (a head's last rows see the most keys), and a block with more than one takes them in pairs,
     // 2 (first + k * step) and the tile after: tile_at puts each head's heaviest beside its lightest, its second
-    // heaviest beside its second lightest, ..., so that every pair costs about the same (bench/NOTES.md).
+    // heaviest beside its second lightest, ..., so that every pair costs about the same (bench/NOTES.md). Packed
+    // sequences: the table's positions in a snake (packed_tiles::tile_of), `end` set from the table.
     const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
     const int step = kPersistent ? static_cast<int>(gridDim.x) : 1;
-    const int end = kPersistent ? tile_count<kBlockM, kCausal>(p) : 1;
-    const bool paired = kCausal && kPersistent && end > step;
-    const bool one_tile = !kPersistent || (!paired && step >= end);
-    const auto tile_of = [&](int n) { return paired ? 2 * (first + (n >> 1) * step) + (n & 1) : first + n * step; };
+    int end = kPersistent && !kSeqPerTile ? tile_count<kBlockM, kCausal>(p) : 1;
+    const bool paired = kCausal && kPersistent && !kSeqPerTile && end > step;
+    const bool one_tile = !kPersistent || (!kSeqPerTile && !paired && step >= end);
+    const auto tile_of = [&](int n) {
+        if constexpr (kSeqPerTile) return packed_tiles::tile_of(n, first, step);
+        return paired ? 2 * (first + (n >> 1) * step) + (n & 1) : first + n * step;
+    };
     // One tile per block visiting every key (and a first visited tile without clean-up: the paged V tail): each query
     // tile starts at its own key tile (tile::first_visit; a looping block gains nothing from it, bench/NOTES.md).
     constexpr bool kStaggerable = !kCausal && (kMods & mods::kWindow) == 0 && (!kPaged || kTableMap) && !kSplit;
@@ -219,22 +234,26 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr bool kCausalTiles =
         kCausal && !kPersistent && !kSplit && !kVarlen && !kPaged && (kMods & mods::kWindow) == 0;
     constexpr int kHeadGroup = kCausalTiles && kHeadDim <= 96 ? kHeadGroupSize : 0;
+    // Packed sequences: the sequence's rows and lengths. A paged cache: the sequence's used keys (the consumers check
+    // its block table while the first tiles load). kSeqPerTile: block_at reads each tile's.
+    constexpr bool kSeq = kVarlen || kPaged;
+    SeqRows seq{};
     const auto block_at = [&](int tile) {
-        if constexpr (kSplit)
+        if constexpr (kSplit) {
             return BlockIndex{blk.r0, 0, blk.batch, blk.head_kv};
-        else if constexpr (kHeadGroup > 0)
+        } else if constexpr (kHeadGroup > 0) {
             return block_index_head_groups<kBlockM, kCausal, kHeadGroup>(p);
-        else
+        } else if constexpr (kSeqPerTile) {
+            return packed_tiles::tile_at<kBlockM>(p, packed_table(), tile, seq);
+        } else {
             return kPersistent ? tile_at<kBlockM, kCausal>(p, tile) : block_index<kBlockM, kCausal>(p);
+        }
     };
 
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    // Packed sequences (one tile per block): the sequence's rows and lengths; a block past its end has nothing to do.
-    // A paged cache: the sequence's used keys (the consumers check its block table while the first tiles load).
-    constexpr bool kSeq = kVarlen || kPaged;
-    SeqRows seq{};
-    if constexpr (kSeq) {
+    // One tile per block: a block past its sequence's end has nothing to do.
+    if constexpr (kSeq && !kSeqPerTile) {
         const BlockIndex b = block_at(first);
         seq = seq_rows<kVarlen, kPaged, false>(p, b.batch);
         if (kVarlen && (kSplit ? blk.r0 >= blk.rows_total : b.m0 >= seq.seqlen_q)) return;
@@ -242,7 +261,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto seqlen_q = [&] { return kSeq ? seq.seqlen_q : p.seqlen_q; };
     const auto seqlen_k = [&] { return kSeq ? seq.seqlen_k : p.seqlen_k; };
     const auto causal_offset = [&] { return kSeq ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
-    const int q_row0 = kVarlen ? seq.q0 : 0, k_row0 = kVarlen ? seq.k0 : 0;  // TMA row coordinates of row / key 0
+    const auto q_row0 = [&] { return kVarlen ? seq.q0 : 0; };  // TMA row coordinates of the tile's row / key 0
+    const auto k_row0 = [&] { return kVarlen ? seq.k0 : 0; };
     // A paged sequence staggers only where its last tile is whole: else that tile comes first, for its V tail.
     const bool stagger = kStaggerable && one_tile && (!kPaged || seqlen_k() % kBlockN == 0);
     const auto map_batch = [&](const BlockIndex& b) { return kVarlen ? 0 : b.batch; };
@@ -268,7 +288,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         if (kTableMap) mbarrier::init(table_full, 1), mbarrier::init(v_tail_full, 1);
         mbarrier::fence_init();
     }
+    if constexpr (kSeqPerTile)
+        if (warp == 0) {
+            const auto rows_of = [&](int b) { return seq_rows<true, false, false>(p, b); };
+            packed_tiles::build<kBlockM>(p, packed_table(), lane, rows_of);
+        }
     __syncthreads();
+    if constexpr (kSeqPerTile) end = packed_tiles::count(packed_table());
 
     // ---- producer ---------------------------------------------------------------------------------------------------
     if (warp < 4) {
@@ -312,8 +338,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     mbarrier::arrive_expect_tx(q_full(qb), kQBytes);
 #pragma unroll
                     for (int dc = 0; dc < kDBlocks; ++dc)
-                        tma::load_4d(sQ + qb * kQBytes + dc * (kBlockM * 128u), q_map, dc * 64, q_row0 + bi.m0, bi.head,
-                                     map_batch(bi), q_full(qb));
+                        tma::load_4d(sQ + qb * kQBytes + dc * (kBlockM * 128u), q_map, dc * 64, q_row0() + bi.m0,
+                                     bi.head, map_batch(bi), q_full(qb));
                 }
                 for (int it = 0; it < n_block_max; ++it, ++kv_loads) {
                     // Split-KV decode: the first stage, then the rest once the consumers' Q gather has landed. Every
@@ -412,13 +438,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                         mbarrier::arrive_expect_tx(k_full(s), kKVBytes);
 #pragma unroll
                         for (int dc = 0; dc < kDBlocks; ++dc)
-                            tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0 + n0,
+                            tma::load_4d(sK + s * kKVBytes + dc * (kBlockN * 128u), k_map, dc * 64, k_row0() + n0,
                                          bi.head_kv, map_batch(bi), k_full(s));
                         mbarrier::wait(v_empty(s), empty_phase);
                         mbarrier::arrive_expect_tx(v_full(s), kKVBytes);
 #pragma unroll
                         for (int dc = 0; dc < kDBlocks; ++dc)
-                            tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0 + n0,
+                            tma::load_4d(sV + s * kKVBytes + dc * (kBlockN * 128u), v_map, dc * 64, k_row0() + n0,
                                          bi.head_kv, map_batch(bi), v_full(s));
                     }
                 }

@@ -102,23 +102,27 @@ FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n
 FA_JIT_HOST_DEVICE constexpr int second_q_bytes(int block_m, int head_dim) {
     return 2 * padded_head_dim(head_dim) * block_m + 16;
 }
+// Packed sequences in looping blocks: their tile table (tile/packed_tiles.cuh) after the barriers, 16-byte aligned.
+constexpr int kPackedTableBytes = 1376;
 FA_JIT_HOST_DEVICE constexpr int q_buffers(bool tile_loop, int block_m, int block_n, int head_dim, int stages,
-                                           bool alibi_columns) {
+                                           bool alibi_columns, bool packed_table = false) {
     return tile_loop && block_m == 128 && head_dim > 112 &&
                    smem_bytes(block_m, block_n, head_dim, stages) +
                            (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0) +
-                           second_q_bytes(block_m, head_dim) <=
+                           (packed_table ? kPackedTableBytes : 0) + second_q_bytes(block_m, head_dim) <=
                        227 * 1024
                ? 2
                : 1;
 }
-// The dynamic shared memory of a kernel with or without the ALiBi columns' operands, a block-table window and a
-// second Q buffer.
+// The dynamic shared memory of a kernel with or without the ALiBi columns' operands, a block-table window, a
+// second Q buffer and packed sequences' tile table (`packed_table`: packed sequences in looping blocks).
 FA_JIT_HOST_DEVICE constexpr int smem_bytes(int block_m, int block_n, int head_dim, int stages, bool alibi_columns,
-                                            bool table_map = false, bool tile_loop = false) {
+                                            bool table_map = false, bool tile_loop = false,
+                                            bool packed_table = false) {
     return smem_bytes(block_m, block_n, head_dim, stages) +
            (alibi_columns ? alibi_columns_bytes(block_m, block_n) : 0) + (table_map ? kTableBytes : 0) +
-           (q_buffers(tile_loop, block_m, block_n, head_dim, stages, alibi_columns) - 1) *
+           (packed_table ? kPackedTableBytes : 0) +
+           (q_buffers(tile_loop, block_m, block_n, head_dim, stages, alibi_columns, packed_table) - 1) *
                second_q_bytes(block_m, head_dim);
 }
 
@@ -153,30 +157,35 @@ FA_JIT_HOST_DEVICE constexpr int paged_box_rows(int page_size, int block_n) {
 }
 
 // Whether a kernel has a variant whose blocks loop over tiles (AttentionKernelSpec::tile_loop; a 1-d grid,
-// tile/coords.cuh's tile_at order), taken for rows of up to 8k keys under the causal mask (loops_over_causal_tiles)
-// and of up to 2k without it (loops_over_tiles); never with per-sequence keys (a sliding window, packed sequences, a
-// paged cache). Under the mask blocks take pairs of tiles of about equal cost (tile_at), and a kernel for longer rows
-// with a loop compiled in ran 1-2 % slower. Without it the other variant has no loop either (d 96-128 +1.6-1.9 %,
-// d 160-256 +0.1-0.5 % at 4k-16k, H200), except at d <= 64 and with softcap or ALiBi, whose kernels keep the loop
-// in every variant (without it they ran 2-6 % slower: bench/NOTES.md, "Kernels without the loop"). d 168-192 at 112
-// keys never loop: there the loop moves the wait for P V to the top of the softmax (bench/kernel_harness/
-// pv_overlap.py: 0 of 58 exponentials beside P V against 19 with one tile per block).
+// tile/coords.cuh's tile_at order), taken for rows of up to 8k keys under the causal mask (loops_over_causal_tiles) and
+// of up to 2k without it (loops_over_tiles); never with per-sequence keys (a sliding window, a paged cache). Packed
+// sequences (`packed`) loop under the causal mask without score modifiers only, over the tiles of a table their blocks
+// build from cu_seqlens (tile/packed_tiles.cuh). Under the mask blocks of one sequence's rows take pairs of tiles of
+// about equal cost (tile_at), and a kernel for longer rows with a loop compiled in ran 1-2 % slower. Without it the
+// other variant has no loop either (d 96-128 +1.6-1.9 %, d 160-256 +0.1-0.5 % at 4k-16k, H200), except at d <= 64 and
+// with softcap or ALiBi, whose kernels keep the loop in every variant (without it they ran 2-6 % slower:
+// bench/NOTES.md, "Kernels without the loop"). d 168-192 at 112 keys never loop: there the loop moves the wait for P V
+// to the top of the softmax (bench/kernel_harness/pv_overlap.py: 0 of 58 exponentials beside P V against 19 with one
+// tile per block).
 FA_JIT_HOST_DEVICE constexpr bool loop_in_every_variant(bool causal, int head_dim, bool score_mods) {
     return !causal && (padded_head_dim(head_dim) == 64 || score_mods);
 }
 FA_JIT_HOST_DEVICE constexpr bool tile_loop(int /*block_m*/, bool causal, int head_dim, int block_n,
-                                            bool per_sequence_keys, bool score_mods = false) {
+                                            bool per_sequence_keys, bool score_mods = false, bool packed = false) {
     if (per_sequence_keys || loop_in_every_variant(causal, head_dim, score_mods)) return false;
+    if (packed && (!causal || score_mods)) return false;
     return causal || !(padded_head_dim(head_dim) == 192 && head_dim > 160 && block_n > 96);
 }
 // Whether a kernel may loop over tiles (its blocks take every gridDim.x-th tile, or pair, where the host launches fewer
 // blocks than tiles) or takes one per block (grid: query tiles x heads x batch). Kernels with per-sequence keys never
 // loop over tiles (a block's sequence is its first tile's), but those of a paged_table_map cache keep the loop
-// compiled in, a block per tile, for the consumers' schedule it gives.
+// compiled in, a block per tile, for the consumers' schedule it gives. Packed sequences loop only in their tile-loop
+// variant.
 FA_JIT_HOST_DEVICE constexpr bool persistent(int block_m, bool causal, int head_dim, int block_n,
                                              bool per_sequence_keys, bool tile_loop_variant, bool score_mods,
-                                             bool table_map = false) {
+                                             bool table_map = false, bool packed = false) {
     if (per_sequence_keys) return table_map && loop_in_every_variant(causal, head_dim, score_mods);
+    if (packed) return tile_loop_variant && tile_loop(block_m, causal, head_dim, block_n, false, score_mods, true);
     return loop_in_every_variant(causal, head_dim, score_mods) ||
            (tile_loop_variant && tile_loop(block_m, causal, head_dim, block_n, false, score_mods));
 }

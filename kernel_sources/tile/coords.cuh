@@ -21,15 +21,9 @@
 #include "tile/head_groups.cuh"
 #include "tile/mask.cuh"
 #include "tile/paged_kv.cuh"
+#include "tile/tile_index.cuh"
 
 namespace fa_jit::tile {
-
-struct BlockIndex {
-    int m0;    // first query row of the tile
-    int head;  // query head
-    int batch;
-    int head_kv;  // key / value head: head / group_size
-};
 
 template <int kBlockM, bool kCausal>
 __device__ __forceinline__ BlockIndex block_index(const AttentionParams& p) {
@@ -114,11 +108,7 @@ __device__ __forceinline__ int used_keys(const AttentionParams& p, int batch) {
 // lengths, each clamped so that [start, start + length) lies inside [0, total) and length <= the host's bound, so a
 // malformed prefix sum never reaches outside. A sequence whose own entries are malformed (negative, decreasing, past
 // the total, or longer than the bound) gets no keys: its clamped rows come out O = 0, LSE = -inf (a decreasing pair
-// leaves it no rows either; rows no sequence covers are not written).
-struct SeqRows {
-    int q0, k0;
-    int seqlen_q, seqlen_k;
-};
+// leaves it no rows either; rows no sequence covers are not written). (SeqRows: tile/tile_index.cuh.)
 // Whether entries cu[batch], cu[batch + 1] describe rows inside [0, total), at most `bound` of them.
 __device__ __forceinline__ bool packed_ok(const int* cu, int batch, int total, int bound) {
     const int s = cu[batch], e = cu[batch + 1];

@@ -7,6 +7,7 @@
 
 #include "attention/family.hpp"
 #include "attention/metadata_check.hpp"
+#include "attention/packed_loop.hpp"
 #include "attention/params.hpp"
 #include "attention/seqlen_bucket.hpp"
 #include "attention/tile_alignment.hpp"
@@ -28,7 +29,7 @@ struct ProblemKey {
     int group_size;
     bool seqused_k;
     int mods;  // ScoreMods::bits()
-    bool varlen;
+    int varlen;  // 0: one sequence; packed sequences: 1 where packed_loop_fits(), else 2
     bool paged;
     int page_size;                         // AttentionKernelSpec::table_map depends on it (0 without pages)
     int seqlen_q_bucket, seqlen_k_bucket;  // query_length_class(), seqlen_bucket()
@@ -46,7 +47,7 @@ struct ProblemKeyHash {
     std::size_t operator()(const ProblemKey& k) const noexcept {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
         for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.group_size,
-                      static_cast<int>(k.seqused_k), k.mods, static_cast<int>(k.varlen), static_cast<int>(k.paged),
+                      static_cast<int>(k.seqused_k), k.mods, k.varlen, static_cast<int>(k.paged),
                       k.page_size, k.seqlen_q_bucket, k.seqlen_k_bucket, k.seqlen_q_align, k.seqlen_k_align,
                       k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
@@ -120,7 +121,7 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
                          a.heads_q / a.heads_kv,
                          a.seqused_k != nullptr,
                          ScoreMods::of(a).bits(),
-                         a.cu_seqlens_q != nullptr,
+                         a.cu_seqlens_q == nullptr ? 0 : packed_loop_fits(a) ? 1 : 2,
                          a.block_table != nullptr,
                          a.block_table != nullptr ? a.page_size : 0,
                          query_length_class(a.seqlen_q),

@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "attention/family.hpp"
+#include "attention/packed_loop.hpp"
 #include "attention/tile_alignment.hpp"
 
 namespace fa_jit {
@@ -58,7 +59,8 @@ AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& til
     // Packed sequences and paged caches have lengths of their own: bounds-checked.
     spec.even_mn = owner(tile)->has_even_variant() && !spec.varlen && !spec.paged &&
                    tile_alignment(a.seqlen_q) % tile.block_m == 0 && tile_alignment(a.seqlen_k) % tile.block_n == 0;
-    spec.tile_loop = owner(tile)->tile_loop(spec, a.seqlen_k);  // one per length bucket, as the kernel table keys
+    // One per length bucket, as the kernel table keys; packed sequences only where their tile table fits.
+    spec.tile_loop = owner(tile)->tile_loop(spec, a.seqlen_k) && (!spec.varlen || packed_loop_fits(a));
     // The kernel table keys page_size and the length bucket.
     spec.table_map = spec.paged && owner(tile)->table_map(spec, a.page_size, a.seqlen_k);
     return spec;
@@ -94,6 +96,12 @@ std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int c
                                      problem.seqused_k, problem.mods,     problem.varlen, problem.paged};
             spec.tile_loop = owner(tile)->tile_loop(spec, problem.seqlen_k);
             specs.push_back(spec);
+            // Packed sequences loop only where their tile table fits (packed_loop_fits): the kernel for more too.
+            if (spec.varlen && spec.tile_loop) {
+                spec.tile_loop = false;
+                specs.push_back(spec);
+                spec.tile_loop = true;
+            }
             // A paged cache: the kernel for pages a whole key tile long too, where the family has a variant for them.
             if (problem.paged && owner(tile)->table_map(spec, tile.block_n, problem.seqlen_k)) {
                 spec.table_map = true;

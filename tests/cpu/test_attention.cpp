@@ -612,6 +612,25 @@ TEST_CASE("short rows take the warp-specialized variant whose blocks loop over t
     CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);
     a.head_dim = 128, a.window_left = 64;  // a window: keys per sequence, one tile per block
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    // Packed sequences loop under the causal mask (each tile's sequence read from cu_seqlens), plain rows only.
+    a.window_left = -1, a.cu_seqlens_q = a.cu_seqlens_k = reinterpret_cast<const int*>(256);
+    a.total_q = a.total_k = 4096;
+    CHECK(attention_spec(a, tile).name_expression() ==
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, true, 0, true, false, false, true>");
+    a.softcap = 30.f;
+    CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    a.softcap = 0.f, a.causal = false;
+    CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    // Only as many sequences and query tiles as the kernel's table holds (64 each: packed_loop_fits).
+    const AttentionArgs packed = a;
+    a.causal = true, a.batch = 64;
+    CHECK(attention_spec(a, tile).tile_loop);
+    a.batch = 65;
+    CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    a.batch = 1, a.seqlen_q = 8193;
+    CHECK_FALSE(attention_spec(a, tile).tile_loop);
+    a = packed;
+    a.causal = true, a.cu_seqlens_q = a.cu_seqlens_k = nullptr;
     // Without the mask the looping variant serves rows of up to 2k keys; longer ones take a kernel without the loop.
     a.window_left = -1, a.causal = false;
     CHECK(attention_spec(a, tile).tile_loop);
@@ -804,6 +823,12 @@ TEST_CASE("each family's default kernels compile for sm_80 and sm_90a without ne
     }
     specs.push_back({DType::bf16, 256, true, {128, 64, 12, 2, "ws"}});  // d 256's, 2 stages (up to 512 keys)
     specs.back().tile_loop = true;
+    // Packed causal sequences in looping blocks (their tile table beside a 3-stage ring), d 64 and 128.
+    for (const auto& [d, tile] : {std::pair{64, TileConfig{192, 128, 16, 3, "ws"}},
+                                  std::pair{128, TileConfig{128, 128, 12, 3, "ws"}}}) {
+        specs.push_back({DType::bf16, d, true, tile});
+        specs.back().varlen = specs.back().tile_loop = true;
+    }
     // Three consumer warpgroups at d 96 under the causal mask (the default from 2k keys), and their looping variant.
     specs.push_back({DType::bf16, 96, true, {192, 96, 16, 3, "ws"}});
     specs.push_back(specs.back());

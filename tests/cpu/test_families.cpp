@@ -248,6 +248,26 @@ TEST_CASE(
     a.heads_q = a.heads_kv = 60;  // 180 tiles (240 with the extra ones): under the causal mask 120 blocks of a pair
     CHECK(grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
     CHECK(grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{120, 1, 1});
+    // Packed sequences: under the causal mask plain rows loop over the sequences' tiles (at most 8 x 4 heads x 20 =
+    // 640 with batch 20 and max_seqlen_q 1000: 132 blocks); without the mask, with a score modifier or past 8k keys,
+    // a block per tile.
+    a.batch = 20, a.heads_q = 4, a.heads_kv = 2, a.seqlen_q = a.seqlen_k = 1000;
+    const auto packed_grid = [&](bool causal, int d, const TileConfig& tile, bool softcap = false) {
+        AttentionKernelSpec spec{a.dtype, d, causal, tile};
+        spec.varlen = true, spec.mods.softcap = softcap;
+        spec.tile_loop = family->tile_loop(spec, a.seqlen_k);
+        CHECK(spec.tile_loop == (causal && !softcap && a.seqlen_k <= 8192));
+        const LaunchPlan plan = family->plan(spec, a, h200);
+        return std::vector<unsigned>(plan.launches[0].grid, plan.launches[0].grid + 3);
+    };
+    CHECK(packed_grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
+    CHECK(packed_grid(true, 64, {192, 128, 16, 3, "ws"}) == std::vector<unsigned>{132, 1, 1});
+    CHECK(packed_grid(false, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{8, 4, 20});
+    CHECK(packed_grid(true, 128, {128, 128, 12, 3, "ws"}, true) == std::vector<unsigned>{8, 4, 20});
+    a.batch = 2;  // 64 tiles, fewer than SMs: a block each
+    CHECK(packed_grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{64, 1, 1});
+    a.seqlen_q = a.seqlen_k = 8193;
+    CHECK(packed_grid(true, 128, {128, 128, 12, 3, "ws"}) == std::vector<unsigned>{65, 4, 2});
     // Tiles are numbered in an int on the device.
     a.batch = 1 << 16, a.heads_q = a.heads_kv = 256, a.seqlen_q = 1 << 16;
     AttentionKernelSpec looping{a.dtype, 128, false, {128, 128, 12, 3, "ws"}};

@@ -78,10 +78,10 @@ public:
         // <T, B_r, B_c, d, stages, causal[, mods]>; the looping and table-map variants spell every argument up to
         // kTileLoop or kTableMap.
         const char* type = kernel_element_type(s.dtype);
-        if (s.tile_loop)
-            return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, {}, false, false, false, true>",
+        if (s.tile_loop)  // packed sequences loop too (never with a paged cache: ws_layout::tile_loop)
+            return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, {}, {}, false, false, true>",
                                 type, s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal,
-                                s.mods.bits())};
+                                s.mods.bits(), s.varlen)};
         if (s.table_map)  // never with the mask, modifiers or packed sequences (ws_layout::paged_table_map)
             return {
                 fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, false, 0, false, true, false, false, "
@@ -103,19 +103,20 @@ public:
             ws_layout::alibi_on_tensor_cores(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.mods.alibi,
                                              s.mods.softcap, s.mods.window, false);
         return ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, alibi_columns,
-                                     s.table_map, s.tile_loop);
+                                     s.table_map, s.tile_loop, s.varlen && s.tile_loop);
     }
 
     // A kernel that may loop over tiles (ws_layout::persistent) takes a 1-d grid: for short rows one block per SM (or
     // per tile, when fewer), each looping over tiles, else one block per tile (ws_layout::loops_over_tiles). Under the
     // causal mask only the looping variant does (AttentionKernelSpec::tile_loop, up to 8k keys), its blocks taking
-    // tiles in pairs: at most half as many blocks as tiles where there are more tiles than SMs. Other kernels: one
-    // block per tile in (query tile, head, batch).
+    // tiles in pairs: at most half as many blocks as tiles where there are more tiles than SMs; packed sequences one
+    // block per SM (or per tile bound), each taking the positions of their tile table (tile/packed_tiles.cuh). Other
+    // kernels: one block per tile in (query tile, head, batch).
     LaunchPlan plan(const AttentionKernelSpec& spec, const AttentionArgs& a, const DeviceInfo& device) const override {
         LaunchPlan plan = KernelFamily::plan(spec, a, device);
-        const bool per_sequence_keys = spec.mods.window || spec.varlen || spec.paged;  // a block per tile
+        const bool per_sequence_keys = spec.mods.window || spec.paged;  // a block per tile
         if (!ws_layout::persistent(spec.tile.block_m, spec.causal, spec.head_dim, spec.tile.block_n, per_sequence_keys,
-                                   spec.tile_loop, spec.mods.any(), spec.table_map)) {
+                                   spec.tile_loop, spec.mods.any(), spec.table_map, spec.varlen)) {
             // A block per tile: a sequence's blocks are numbered in 32-bit arithmetic (tile/head_groups.cuh).
             const long long per_sequence = static_cast<long long>(plan.launches[0].grid[0]) * a.heads_q;
             FA_JIT_REQUIRE(per_sequence <= std::numeric_limits<int>::max(), "seqlen_q",
@@ -131,7 +132,9 @@ public:
                        std::to_string(tiles));
         const long long sms = std::max(device.multiprocessors, 1);
         long long blocks = tiles;
-        if (!per_sequence_keys && (spec.causal || ws_layout::loops_over_tiles(a.seqlen_k)) && tiles > sms)
+        if (spec.varlen)  // packed sequences: a block per SM, each taking the table's tiles in a snake
+            blocks = std::min(sms, static_cast<long long>(plan.launches[0].grid[0]) * a.heads_q * a.batch);
+        else if (!per_sequence_keys && (spec.causal || ws_layout::loops_over_tiles(a.seqlen_k)) && tiles > sms)
             blocks = spec.causal ? std::min(sms, tiles / 2) : sms;  // causal: an even count
         KernelLaunch& l = plan.launches[0];
         l.grid[0] = static_cast<unsigned>(blocks);

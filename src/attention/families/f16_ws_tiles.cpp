@@ -148,8 +148,12 @@ bool f16_ws_short_causal(const ProblemClass& p) {
 }
 
 bool f16_ws_tile_loop(const AttentionKernelSpec& s, int seqlen_k) {
-    return ws_layout::tile_loop(s.tile.block_m, s.causal, s.head_dim, s.tile.block_n,
-                                s.mods.window || s.varlen || s.paged, s.mods.any()) &&
+    // Packed sequences: where shared memory holds their tile table beside the tile's.
+    const bool table_fits = !s.varlen || ws_layout::smem_bytes(s.tile.block_m, s.tile.block_n, s.head_dim,
+                                                               s.tile.stages, false, false, true, true) <= 227 * 1024;
+    return ws_layout::tile_loop(s.tile.block_m, s.causal, s.head_dim, s.tile.block_n, s.mods.window || s.paged,
+                                s.mods.any(), s.varlen) &&
+           table_fits &&
            (s.causal ? ws_layout::loops_over_causal_tiles(seqlen_k) : ws_layout::loops_over_tiles(seqlen_k));
 }
 
