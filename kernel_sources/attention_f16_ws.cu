@@ -261,8 +261,15 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     const auto seqlen_q = [&] { return kSeq ? seq.seqlen_q : p.seqlen_q; };
     const auto seqlen_k = [&] { return kSeq ? seq.seqlen_k : p.seqlen_k; };
     const auto causal_offset = [&] { return kSeq ? seq.seqlen_k - seq.seqlen_q : p.causal_offset; };
-    const auto q_row0 = [&] { return kVarlen ? seq.q0 : 0; };  // TMA row coordinates of the tile's row / key 0
-    const auto k_row0 = [&] { return kVarlen ? seq.k0 : 0; };
+    // TMA row coordinates of the tile's row / key 0 (seq captured only where it is read).
+    const auto q_row0 = [&] {
+        if constexpr (kVarlen) return seq.q0;
+        return 0;
+    };
+    const auto k_row0 = [&] {
+        if constexpr (kVarlen) return seq.k0;
+        return 0;
+    };
     // A paged sequence staggers only where its last tile is whole: else that tile comes first, for its V tail.
     const bool stagger = kStaggerable && one_tile && (!kPaged || seqlen_k() % kBlockN == 0);
     const auto map_batch = [&](const BlockIndex& b) { return kVarlen ? 0 : b.batch; };
