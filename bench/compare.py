@@ -970,7 +970,8 @@ def main():
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--json", help="write the rows here")
-    p.add_argument("--baseline-lib", help="a second fa-jit library to time beside --lib (e.g. an earlier commit's)")
+    p.add_argument("--baseline-lib", help="a second fa-jit library to time beside --lib (e.g. an earlier commit's): "
+                                          "the prefill, decode and --varlen rows")
     p.add_argument("--timing", choices=["grouped", "rotate", "blocks"], default="grouped",
                    help="how prefill rows order their calls (time_interleaved): grouped by speed, random order per "
                         "pass (default); rotate, the earlier fixed rotation of all contenders together; blocks, each "
@@ -1011,7 +1012,7 @@ def main():
     elif args.varlen:
         import compare_varlen
         for dtype_name in args.dtype:
-            results += compare_varlen.run_varlen(args, fa, fa4, dtype_name)
+            results += compare_varlen.run_varlen(args, fa, fa4, dtype_name, base)
         write_json(args, results)
         return 0 if all(r["fa_jit_tflops"] for r in results) else 1
     elif args.paged:

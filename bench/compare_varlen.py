@@ -3,9 +3,10 @@
 Causal prefill of 64k tokens packed without padding, in sequences whose lengths are uniform in 1..8k (seeded),
 hidden 2048, against a fixed-length batch of the same tokens at the mean length, on the same family. TFLOP/s count
 the visible pairs (n (n + 1) / 2 per causal sequence of n tokens): "vs fixed" is the packed rate over the fixed one.
-FlashAttention-4's flash_attn_varlen_func runs the same packed tensors when it imports. The three are timed together,
-their calls interleaved where their speeds are within 1.3x (compare.time_interleaved). Correctness first: float64
-on 128 random rows of three sequences, fa-jit's output poisoned with NaN beforehand.
+FlashAttention-4's flash_attn_varlen_func runs the same packed tensors when it imports, and with --baseline-lib so
+does a second fa-jit library ("base", checked the same way). They are timed together, their calls interleaved where
+their speeds are within 1.3x (compare.time_interleaved). Correctness first: float64 on 128 random rows of three
+sequences, each fa-jit library's output poisoned with NaN beforehand.
 """
 import torch
 
@@ -29,7 +30,7 @@ def packed_args(fa, q, k, v, o, causal, code, lengths, cu, **kwargs):
     return a
 
 
-def run_varlen(args, fa, fa4, dtype_name):
+def run_varlen(args, fa, fa4, dtype_name, base=None):
     dtype, code = DTYPES[dtype_name]
     results = []
     lens = lengths()
@@ -43,26 +44,29 @@ def run_varlen(args, fa, fa4, dtype_name):
         sets = [tuple(torch.randn(TOKENS, h, d, device="cuda", dtype=dtype) for _ in range(3)) for _ in range(2)]
         o = torch.empty_like(sets[0][0])
 
-        def call(q, k, v):
-            return packed_args(fa, q, k, v, o, True, code, lens, cu)
+        def call(q, k, v, lib=fa):
+            return packed_args(lib, q, k, v, o, True, code, lens, cu)
 
         row = {"dtype": dtype_name, "head_dim": d, "heads": h, "tokens": TOKENS, "sequences": len(lens),
                "visible_pairs": pairs}
         q, k, v = sets[0]
-        o.fill_(float("nan"))
-        fa.run(call(q, k, v))
-        torch.cuda.synchronize()
-        errs = []
-        for b in (0, len(lens) // 2, len(lens) - 1):
-            s, e = int(cu[b]), int(cu[b + 1])
-            rows = torch.randperm(e - s, device="cuda")[:128].sort().values
-            seq = [bhsd(x[s:e]) for x in (q, k, v)]
-            ref = reference_rows(*seq, True, rows)
-            errs.append(rel_err(bhsd(o[s:e]), ref, rows))
-        row["fa_jit_rel_err"] = err = max(errs)
-        ok = bool(torch.isfinite(o).all()) and err < TOL[dtype_name]
-        if not ok:
-            print(f"WRONG: fa-jit varlen {row}", flush=True)
+        checks = {}  # each library's packed output against the reference on 128 rows of three sequences
+        for name, lib in [("fa_jit", fa)] + ([("base", base)] if base else []):
+            o.fill_(float("nan"))
+            lib.run(call(q, k, v, lib))
+            torch.cuda.synchronize()
+            errs = []
+            for b in (0, len(lens) // 2, len(lens) - 1):
+                s, e = int(cu[b]), int(cu[b + 1])
+                rows = torch.randperm(e - s, device="cuda")[:128].sort().values
+                seq = [bhsd(x[s:e]) for x in (q, k, v)]
+                ref = reference_rows(*seq, True, rows)
+                errs.append(rel_err(bhsd(o[s:e]), ref, rows))
+            row[f"{name}_rel_err"] = max(errs)
+            checks[name] = bool(torch.isfinite(o).all()) and max(errs) < TOL[dtype_name]
+            if not checks[name]:
+                print(f"WRONG: {name} varlen {row}", flush=True)
+        err, ok = row["fa_jit_rel_err"], checks["fa_jit"]
         # fa-jit on the packed sequences, the same tokens as a fixed-length batch at the mean length (causal: pairs
         # counted alike) and FlashAttention-4's varlen, timed together (compare.time_interleaved).
         n = round(TOKENS / len(lens))
@@ -72,6 +76,8 @@ def run_varlen(args, fa, fa4, dtype_name):
         timers = {"fixed": (lambda q, k, v: fa(q, k, v, of, True, code), fixed)}
         if ok:
             timers["fa_jit"] = (lambda a: fa.run(a), [(call(*s),) for s in sets])
+        if checks.get("base"):
+            timers["base"] = (lambda a: base.run(a), [(call(*s, lib=base),) for s in sets])
         if fa4:
             def call4(q, k, v):
                 return fa4.varlen(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=max(lens),
@@ -87,9 +93,12 @@ def run_varlen(args, fa, fa4, dtype_name):
         row["fixed_tflops"] = 4.0 * h * d * b * n * (n + 1) / 2 / ms["fixed"] / 1e9
         row["vs_fixed"] = row["fa_jit_tflops"] / row["fixed_tflops"] if row["fa_jit_tflops"] else None
         row["fa4_tflops"] = flops / ms["fa4"] / 1e9 if ms.get("fa4") else None
+        if base:
+            row["base_tflops"] = flops / ms["base"] / 1e9 if ms.get("base") else None
         results.append(row)
         ratio = row["vs_fixed"]
+        base_text = f"  base {row['base_tflops'] or 0:6.1f}" if base else ""
         print(f"d={d:<3d} H={h:<3d} varlen causal  fa-jit {row['fa_jit_tflops'] or 0:6.1f} TFLOP/s  fixed B={b} N={n} "
-              f"{row['fixed_tflops']:6.1f}  vs fixed {ratio or float('nan'):5.3f}  fa4 {row['fa4_tflops'] or 0:6.1f}  "
-              f"err {err:.1e}", flush=True)
+              f"{row['fixed_tflops']:6.1f}  vs fixed {ratio or float('nan'):5.3f}  fa4 {row['fa4_tflops'] or 0:6.1f}"
+              f"{base_text}  err {err:.1e}", flush=True)
     return results
