@@ -8,9 +8,9 @@
 // blocks running at once read few heads' K / V, as the fixed-length looping kernel's do. Block i of G takes positions
 // i, 2G - 1 - i, 2G + i, 4G - 1 - i, ... (a snake: positions of falling cost even out over the blocks).
 // Numbering tiles by level instead (every sequence's last query tile, then the one before, ...) had the blocks running
-// at once read many sequences' K / V and ran 3 % slower at d 128; a fixed pairing of each sequence's own tiles over
-// the longest's count left some blocks a few percent more work and half their tiles empty (bench/NOTES.md, "Packed
-// causal sequences in looping blocks").
+// at once read many sequences' K / V and ran 3 % slower at d 128 (bench/NOTES.md, "Packed causal sequences from a tile
+// table merged"); a fixed pairing of each sequence's own tiles over the longest's count left some blocks a few
+// percent more work and half their tiles empty ("Packed causal sequences in looping blocks").
 #pragma once
 
 #include "attention_params.cuh"
@@ -24,7 +24,7 @@ constexpr int kMaxSequences = 64;
 
 struct Table {
     int4 rows[kMaxSequences];            // each sequence's SeqRows: q0, seqlen_q, k0, seqlen_k
-    int pair_start[kMaxSequences + 1];   // each ranked sequence's first pair; pair_start[batch]: the count
+    int pair_start[kMaxSequences + 1];   // each ranked sequence's first position (pairs x heads); [batch]: the count
     unsigned char order[kMaxSequences];  // sequences by query tiles, most first (ties by index)
     int batch;
 };
