@@ -621,7 +621,7 @@ TEST_CASE("short rows take the warp-specialized variant whose blocks loop over t
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
     a.softcap = 0.f, a.causal = false;
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
-    // Only as many sequences and query tiles as the kernel's table holds (64 each: packed_loop_fits).
+    // Only as many sequences as the kernel's table holds (64), of rows the loop serves (8k: packed_loop_fits).
     const AttentionArgs packed = a;
     a.causal = true, a.batch = 64;
     CHECK(attention_spec(a, tile).tile_loop);
