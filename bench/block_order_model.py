@@ -79,15 +79,14 @@ def varlen_orders(lens, block_m, block_n, heads, overhead, empty):
 
 
 def snake_makespan(lens, block_m, block_n, heads, overhead, sms):
-    """Looping blocks over tile/packed_tiles.cuh's table (branch wip/varlen-snake): level L holds query tile M - 1 - L
-    of every sequence that has one, longest sequences first, heads inner; block i of G takes positions i, 2G - 1 - i,
+    """Looping blocks over tile/packed_tiles.cuh's table: a position is one head's query tiles j and tiles - 1 - j (the
+    middle one alone), longest sequences first, a sequence's heads in turn; block i of G takes positions i, 2G - 1 - i,
     2G + i, ... and runs them back to back, each tile costing its key tiles plus `overhead` (what the loop leaves of a
     tile's prologue and epilogue). -> (the slowest block's time, the work)."""
-    per_seq = [tile_costs(n, block_m, block_n, 0) for n in lens]
-    levels = max(len(c) for c in per_seq)
-    ranked = sorted(per_seq, key=len, reverse=True)  # stable: ties by index
-    table = [c[levels - 1 - lev] + overhead for lev in range(levels) for c in ranked if len(c) > levels - 1 - lev
-             for _ in range(heads)]
+    table = []
+    for c in sorted((tile_costs(n, block_m, block_n, overhead) for n in lens), key=len, reverse=True):
+        pairs = [c[j] + (c[len(c) - 1 - j] if len(c) - 1 - j != j else 0) for j in range((len(c) + 1) // 2)]
+        table += pairs * heads
     blocks = min(sms, len(table))
     load = [0.0] * blocks
     for pos, c in enumerate(table):
