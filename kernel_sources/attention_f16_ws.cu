@@ -549,6 +549,15 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr bool kAlibiSplit =
         ScoreMod<kMods>::kAlibi && !kAlibiColumns && !kSplit && kMaskLoops && !(kCausal && kHeadDimP == 64);
     constexpr bool kAlibiOffDiagonal = kAlibiSplit || kAlibiColumns;
+    // A warpgroup whose 64 rows all lie past the sequence's end (a ragged last tile: 192-row tiles at 2k or 16k rows,
+    // packed sequences) skips its GEMMs and softmax, so that the tile's other warpgroups have the tensor cores to
+    // themselves: 1 of 33 warpgroup tiles at 2k rows, 2 of 258 at 16k. 192-row tiles only, at d 64 under the causal
+    // mask, at d 72-128 under it without the loop and without it in the loop (H200: +0.3-1.9 %); elsewhere it cost
+    // 0.5-2 % (256 rows, which have no such tile at 2k; d 96 causal in the loop, full without it) or moved d 64's wait
+    // for P V ahead of the step's exponentials (bench/NOTES.md, "Warpgroups with no rows"). Split-KV decode's rows are
+    // packed (blk).
+    constexpr bool kSkipRowless =
+        !kSplit && kBlockM == 192 && (kHeadDimP == 64 ? kCausal : kCausal != kTileLoop);
     const int wg = kUniformDescriptors ? warpgroup::index() - 1 : cw / 4;  // consumer warpgroup 0..kConsumers - 1
     const int wg_row0 = wg * 64;  // its warpgroup's 64 rows (the A operand of S)
     const int g = lane / 4;
@@ -713,6 +722,22 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             else
                 mbarrier::wait(q_full(qb), (q_loads++ / kQBuffers) & 1u);
             for (int it = 0; it < n_block_max; ++it) release_unread(kv_loads + it);
+            kv_loads += n_block_max;
+        } else if (kSkipRowless && n_block_max > 0 && m0 + wg_row0 >= seqlen_q()) {
+            // Every row of the warpgroup past the sequence's (the ragged last tile): it takes and passes each turn
+            // and releases each stage unread, as a working warpgroup does its skipped visits, and computes nothing;
+            // its rows are not stored.
+            if (last_wg && !turns_started) pass_turn();
+            turns_started = true;
+            mbarrier::wait(q_full(qb), (q_loads++ / kQBuffers) & 1u);
+            for (int it = 0; it < n_block_max; ++it) {
+                take_turn();
+                pass_turn();
+                release_unread(kv_loads + it);
+            }
+            if (!kStagedLoop) release_q();
+            take_turn();  // the turn of the last P V
+            if (!last_wg || paired || tile_of(n + 1) < end) pass_turn();
             kv_loads += n_block_max;
         } else if (n_block_max > 0) {
             if (last_wg && !turns_started) pass_turn();  // warpgroup 0 goes first
