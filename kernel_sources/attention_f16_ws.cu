@@ -3,7 +3,7 @@
 //
 //   template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
 //             bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false,
-//             bool kTableMap = false>
+//             bool kTableMap = false, bool kSettledMax = false>
 //   __global__ void attention_fwd_f16_ws(const __grid_constant__ AttentionParams p,
 //                                        const __grid_constant__ TensorMap q_map, const __grid_constant__ TensorMap
 //                                        k_map, const __grid_constant__ TensorMap v_map,
@@ -11,6 +11,8 @@
 //
 // kTableMap: a paged cache whose block table the producer reads by TMA through table_map (ws_layout::paged_table_map,
 // pages of ws_layout::table_map_pages); other kernels never read table_map (the host passes k_map there).
+// kSettledMax: the rows' maxima settle after each key tile's exponentials (ws_layout::settled_max; the key steps say
+// how), for rows of more than 8k keys (ws_layout::settles_max).
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
 //
@@ -89,6 +91,7 @@
 #include "tile/alibi_columns.cuh"
 #include "tile/coords.cuh"
 #include "tile/epilogue.cuh"
+#include "tile/exact_row.cuh"
 #include "tile/f16_types.cuh"
 #include "tile/mask.cuh"
 #include "tile/mbarrier.cuh"
@@ -108,7 +111,7 @@ namespace fa_jit {
 
 template <typename T, int kBlockM, int kBlockN, int kHeadDim, int kStages, bool kCausal, int kMods = 0,
           bool kVarlen = false, bool kPaged = false, bool kSplit = false, bool kTileLoop = false,
-          bool kTableMap = false>
+          bool kTableMap = false, bool kSettledMax = false>
 __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     attention_fwd_f16_ws(const __grid_constant__ AttentionParams p, const __grid_constant__ TensorMap q_map,
                          const __grid_constant__ TensorMap k_map, const __grid_constant__ TensorMap v_map,
@@ -491,6 +494,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     // steps").
     constexpr int kLazyAfterSteps = kLazyRescaleLog2 == 0 && !(kCausal && kHeadDimP == 64) ? 16 : 0;
     constexpr int kLazyLateLog2 = 8;
+    // The settled max (the key steps below; ws_layout::settled_max says where and why).
+    static_assert(!kSettledMax || ws_layout::settled_max(kHeadDim, kCausal, kMods != 0, kVarlen, kPaged, kSplit,
+                                                         kTileLoop),
+                  "the settled max only where ws_layout::settled_max");
+    constexpr int kSettleSteps = 16;
+    constexpr float kSettleSum = 256.f;
+    constexpr float kSettleLimit = 1.329228e36f;  // 2^120
     // Softcap at d 64: its tanh and the exponential, two MUFU operations a score, bind the key step while the FMA pipe
     // has room; kSoftcapExp2OnFma of every 8 n-tiles of S take their exponentials there (Exp2Split, exp2_fma.cuh;
     // degree 3: relative error 7.5e-5 against bf16's rounding of P at 2^-9). 16k, 2 of 8: bf16 +3.2 / +0.8 % full /
@@ -596,6 +606,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         clear_accumulator(acc_o);
         float m_i[2] = {kNegInf, kNegInf};
         float l_i[2] = {0.f, 0.f};
+        int overflowed = 0;  // kSettledMax: bit h, row h's P overflowed in some key step (settle, below)
         // Split-KV decode: keys [0, limit) for rows g and g + 8 (a packed row's token decides), or with score
         // modifiers each row's keys, diagonal and slope.
         const int limit[2] = {kSplit ? blk.key_limit(warp_row0 + g) : 0, kSplit ? blk.key_limit(warp_row0 + 8 + g) : 0};
@@ -808,6 +819,32 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             const auto rescale = [&] {
                 if (!no_max && (kLazyRescaleLog2 < 0 || !alpha_is_one(alpha))) rescale_o<kPvColumns>(acc_o, alpha);
             };
+            // kSettledMax: the rows' maxima settle after P V (tile/softmax.cuh, softmax_settle_max), every row to the
+            // exact max in the block's first kSettleSteps key steps, where maxima still move often, later only in a
+            // warp with a row whose sum passed kSettleSum (some P above 8), and to within a factor 256 (P below it,
+            // as kLazyLateLog2 keeps; the kernels without that before, d 128 and d 64 causal, read 0.3-1.4 % more
+            // error at 16k). A row
+            // has its first keys by its warpgroup's second key step (causal rows see key 0 and the diagonal's tile
+            // is at most one of those without: tiles are 64 keys or more), so none comes to them unsettled. A row
+            // whose P passed 2^120 (a score that far above its max, in log2 units; fp32 may have overflowed) is
+            // marked in `overflowed` and computed again, exactly, after its last key tile.
+            static_assert(!kSettledMax || (kSettleSteps >= 2 && kBlockN >= 64), "rows see their first keys settled");
+            const auto settle = [&](float(&acc_s)[kNTilesS][4], const float(&row_sum)[2], int it) {
+                const bool early = it < kSettleSteps;
+                if (!__any_sync(0xffffffffu,
+                                early || !(row_sum[0] <= kSettleSum && row_sum[1] <= kSettleSum))) {
+                    l_i[0] += row_sum[0], l_i[1] += row_sum[1];
+                    return;
+                }
+                float p_max[2];
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    p_max[h] = softmax_p_max(acc_s, h);
+                    if (!(p_max[h] < kSettleLimit)) overflowed |= 1 << h, p_max[h] = 1.f;
+                }
+                softmax_settle_max(acc_s, m_i, l_i, alpha, row_sum, p_max, early ? 1.f : kSettleSum, kNegInf);
+                if (!alpha_is_one(alpha)) rescale_o<kPvColumns>(acc_o, alpha);
+            };
             // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S while P
             // V computes. Every wgmma is issued on every call (no wgmma under a condition: ptxas would serialize them
             // all).
@@ -830,6 +867,19 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 if (!kStagedLoop && it == visits - 1) release_q();
                 RowBias bias{};
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
+                if constexpr (kSettledMax) {
+                    float row_sum[2];
+                    softmax_exp_before_max<Exp2, kSoftmaxForm>(
+                        acc_s, m_i, row_sum, p.scale_log2, kNegInf, [&](int nt, int h, float p0, float p1) {
+                            acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
+                        });
+                    wgmma::wait<0>();  // P V: O and p_frag are free again
+                    hold_o<kPvColumns>(acc_o);
+                    release(v_empty(sp));
+                    settle(acc_s, row_sum, it);
+                    pack_probabilities<kBf16>(acc_s, p_frag);
+                    return;
+                }
                 const float lazy_log2 = kLazyAfterSteps > 0 && it >= kLazyAfterSteps ? kLazyLateLog2 : 0.f;
                 online_softmax<kLazyRescaleLog2, kAlibiOffDiagonal, Exp2, kSoftmaxForm>(
                     acc_s, m_i, l_i, alpha, p.scale_log2, kNegInf,
@@ -888,6 +938,27 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             kv_loads += n_block_max;
         }
 
+        if constexpr (kSettledMax) {  // rows whose P overflowed: again, exactly (tile/exact_row.cuh)
+            if (__any_sync(0xffffffffu, overflowed != 0)) {
+                const TensorBases<unsigned short> rb = tensor_bases<unsigned short>(p, bi);
+                const auto key_end = [&](int row) {
+                    return kCausal ? max(0, min(seqlen_k(), row + causal_offset() + 1)) : seqlen_k();
+                };
+                const int keys_max = key_end(min(m0 + warp_row0 + 15, seqlen_q() - 1));
+                // Row h as a template argument: O's indices stay constants.
+                const auto row_of = [&](int h) { return min(m0 + warp_row0 + 8 * h + g, seqlen_q() - 1); };
+                if (__any_sync(0xffffffffu, overflowed & 1))
+                    exact_row<kBf16, kHeadDim, kDBlocks, 0>(rb.q + row_of(0) * p.q_row_stride, rb.k, p.k_row_stride,
+                                                            rb.v, p.v_row_stride, key_end(row_of(0)), keys_max,
+                                                            p.scale_log2, t, overflowed & 1, acc_o, m_i[0], l_i[0],
+                                                            kNegInf);
+                if (__any_sync(0xffffffffu, overflowed & 2))
+                    exact_row<kBf16, kHeadDim, kDBlocks, 1>(rb.q + row_of(1) * p.q_row_stride, rb.k, p.k_row_stride,
+                                                            rb.v, p.v_row_stride, key_end(row_of(1)), keys_max,
+                                                            p.scale_log2, t, overflowed & 2, acc_o, m_i[1], l_i[1],
+                                                            kNegInf);
+            }
+        }
         // ---- epilogue: O / l and LSE; rows past seqlen_q are not stored, a row without keys gets O = 0 and
         // LSE = -inf. A block with one tile stages O in its warps' own Q rows (read only by their warpgroup's
         // completed wgmmas) for 16-byte stores, and so does a looping block with two Q buffers (kStagedLoop) in this

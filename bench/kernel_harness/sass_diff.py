@@ -106,9 +106,14 @@ def main():
     ap.add_argument("--fa-jit-cache", default=os.path.join(ROOT, "build/tools/fa-jit-cache"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("-v", "--verbose", action="store_true", help="list the unchanged functions too")
+    ap.add_argument("--rename-change", nargs=2, action="append", default=[], metavar=("REGEX", "REPL"),
+                    help="rewrite the change's function names before comparing (re.sub), e.g. to drop a template "
+                         "argument the change added with a default: its default kernels then meet the base's")
     a = ap.parse_args()
     base = warm(a.base, a.fa_jit_cache, a.arch, a.warmup_args, a.jobs)
     change = warm(a.change, a.fa_jit_cache, a.arch, a.warmup_args, a.jobs)
+    for regex, repl in a.rename_change:
+        change = {(arch, re.sub(regex, repl, name)): h for (arch, name), h in change.items()}
     status = collections.Counter()
     for key in sorted(base.keys() | change.keys()):
         state = ("only in base" if key not in change else "only in change" if key not in base else

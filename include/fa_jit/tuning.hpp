@@ -121,6 +121,9 @@ struct FA_JIT_API AttentionKernelSpec {
     // Reads a paged cache's block table through a TMA map (families that have such a variant, for the page sizes it
     // serves: the warp-specialized family at d <= 64 without the mask, pages of whole half key tiles).
     bool table_map = false;
+    // Each key tile's exponentials use the rows' maxima from before it, settled afterwards where they moved (families
+    // that have such a variant, for the lengths it serves: the warp-specialized family's plain kernels past 8k keys).
+    bool settled_max = false;
 
     std::string family() const;           // e.g. "f16-wgmma"; throws InvalidArgument when no family owns the tile
     std::string source_name() const;      // the kernel_sources/ file
@@ -130,7 +133,8 @@ struct FA_JIT_API AttentionKernelSpec {
     bool operator==(const AttentionKernelSpec& o) const noexcept {
         return dtype == o.dtype && head_dim == o.head_dim && causal == o.causal && tile == o.tile &&
                even_mn == o.even_mn && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen &&
-               paged == o.paged && tile_loop == o.tile_loop && table_map == o.table_map;
+               paged == o.paged && tile_loop == o.tile_loop && table_map == o.table_map &&
+               settled_max == o.settled_max;
     }
 };
 

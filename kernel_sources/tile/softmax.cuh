@@ -171,6 +171,56 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
     }
 }
 
+// The settled max (attention_f16_ws.cu, kSettledMax): a key step's exponentials use each row's max from before the
+// tile, so that they need not wait for the tile's own max, and the max is settled after P V of the previous tile
+// only where it moved. P = exp2(s * scale_log2 - m) to store (m = 0 for a row with no key yet), the thread's part of
+// each row's sum to row_sum; m, l and O are left to softmax_settle_max. A row whose scores passed its max stores P
+// above 1; by at least 128 in log2 units, infinity (softmax_settle_max says so).
+template <class Split = Exp2Split<>, int kForm = 0, int kNT, class Store>
+__device__ __forceinline__ void softmax_exp_before_max(const float (&s)[kNT][4], const float (&m)[2],
+                                                       float (&row_sum)[2], float scale_log2, float neg_inf,
+                                                       Store store) {
+    constexpr bool kReversed = (kForm & softmax_form::kRowsReversed) != 0;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const int h = kReversed ? 1 - i : i;
+        row_sum[h] = softmax_row_exp<false, Split, kForm>(s, h, m[h] == neg_inf ? 0.f : m[h], scale_log2,
+                                                           [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
+    }
+}
+
+// The row's largest P of softmax_exp_before_max (the quad's): 2^(the tile's max - the row's max).
+template <int kNT>
+__device__ __forceinline__ float softmax_p_max(const float (&p)[kNT][4], int h) {
+    float pm = fmaxf(p[0][2 * h], p[0][2 * h + 1]);
+#pragma unroll
+    for (int nt = 1; nt < kNT; ++nt) pm = fmaxf(pm, fmaxf(p[nt][2 * h], p[nt][2 * h + 1]));
+    return ptx::quad_max(pm);
+}
+
+// Settles the rows of softmax_exp_before_max whose largest P (p_max, softmax_p_max) passed threshold: the max moves
+// to that P's score, their P and sum scale by 1 / p_max, alpha scales O; the other rows keep m (alpha 1, l += sum).
+// threshold 1 gives the exact running max; above 1 rows keep theirs while P stays below it (as kLazyLog2 does in
+// softmax_row_max). A row's first keys always move its max from -inf. p_max must be finite (below 2^120, so that the
+// sums are too).
+template <int kNT>
+__device__ __forceinline__ void softmax_settle_max(float (&p)[kNT][4], float (&m)[2], float (&l)[2], float (&alpha)[2],
+                                                   const float (&row_sum)[2], const float (&p_max)[2],
+                                                   float threshold, float neg_inf) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const bool move = p_max[h] > threshold || (m[h] == neg_inf && p_max[h] > 0.f);  // or the row's first keys
+        const float m_before = m[h] == neg_inf ? 0.f : m[h];
+        const float m_new = move ? m_before + ptx::log2_approx(p_max[h]) : m[h];
+        const float fix = move ? ptx::exp2_approx(m_before - m_new) : 1.f;
+        alpha[h] = move ? ptx::exp2_approx(m[h] - m_new) : 1.f;  // 0 for a row with no key before: O is 0
+        l[h] = fmaf(l[h], alpha[h], row_sum[h] * fix);
+        m[h] = m_new;
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) p[nt][2 * h] *= fix, p[nt][2 * h + 1] *= fix;
+    }
+}
+
 // Whether every row of the warp keeps O's scale (alpha = 1 in every lane): the warp may skip the rescale.
 __device__ __forceinline__ bool alpha_is_one(const float (&alpha)[2]) {
     return __all_sync(0xffffffffu, alpha[0] == 1.f && alpha[1] == 1.f);

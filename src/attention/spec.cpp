@@ -63,6 +63,7 @@ AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& til
     spec.tile_loop = owner(tile)->tile_loop(spec, a.seqlen_k) && (!spec.varlen || packed_loop_fits(a));
     // The kernel table keys page_size and the length bucket.
     spec.table_map = spec.paged && owner(tile)->table_map(spec, a.page_size, a.seqlen_k);
+    spec.settled_max = owner(tile)->settled_max(spec, a.seqlen_k);
     return spec;
 }
 
@@ -95,6 +96,7 @@ std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int c
             AttentionKernelSpec spec{problem.dtype,     problem.head_dim, problem.causal, tile,         even,
                                      problem.seqused_k, problem.mods,     problem.varlen, problem.paged};
             spec.tile_loop = owner(tile)->tile_loop(spec, problem.seqlen_k);
+            spec.settled_max = owner(tile)->settled_max(spec, problem.seqlen_k);
             specs.push_back(spec);
             // Packed sequences loop only where their tile table fits (packed_loop_fits): the kernel for more too.
             if (spec.varlen && spec.tile_loop) {

@@ -88,6 +88,9 @@ TEST_CASE("attention on the sanitizer subset", "[attention][sanitize]") {
             check_case({1, 50, 10, 300, 100, 128, true, Layout::bshd, {128, 128, 12, 3, "ws"}}, DType::bf16, rng);
             // Past 8k keys under the causal mask, one tile per block, the heads in two groups of 5.
             check_case({1, 10, 5, 200, 8300, 64, true, Layout::bshd}, DType::bf16, rng);
+            // Logits hundreds above each row's first maxima: the settled max recomputes its rows from global memory.
+            check_case({1, 2, 1, 250, 8300, 64, true, Layout::padded, {}, {}, 0, false, Mods{-1, -1, 0.f, false, 40.f}},
+                       DType::bf16, rng);
         }
     });
 }
@@ -333,6 +336,38 @@ TEST_CASE("the warp-specialized kernel matches the reference past 8k keys under 
         };
         for (const Case& c : cases)
             for (DType dtype : {DType::bf16, DType::f16}) check_case(c, dtype, rng);
+    });
+}
+
+// The settled max (attention_f16_ws.cu, kSettledMax: plain kernels with one tile per block at d <= 128, not d 128
+// causal, past 8k keys): each key step's exponentials use the row's max from before the tile and settle it
+// afterwards. Logits far above a row's first maxima, past the first 16 key steps too: scale 2 moves maxima by tens in
+// log2 units (P rescaled after P V), scale 40 by hundreds (P overflows fp32: the row again from global memory); rows
+// with no key (a sequence's used keys fewer than its queries, under the mask) and a ragged last tile. Chosen tiles
+// and forced ones, both dtypes.
+TEST_CASE("the settled max matches the reference on logits far above each row's first maxima (sm_90)",
+          "[attention][settled]") {
+    if (!runs_ws_family()) return;
+    with_kernels_precompiled([&] {
+        std::mt19937 rng(16);
+        for (float scale : {2.f, 40.f}) {
+            const Mods big{-1, -1, 0.f, false, scale};
+            const std::vector<Case> cases = {
+                {1, 2, 1, 300, 8400, 64, false, Layout::bshd, {}, {}, 0, false, big},
+                {1, 2, 2, 400, 8300, 64, true, Layout::bhsd, {}, {}, 0, false, big},
+                {2, 2, 1, 300, 8400, 64, true, Layout::padded, {}, {100, 8400}, 0, false, big},  // rows without keys
+                {1, 3, 3, 300, 8500, 96, true, Layout::bshd, {}, {}, 0, false, big},
+                {1, 2, 2, 200, 8300, 96, false, Layout::padded, {}, {}, 0, false, big},
+                {1, 2, 1, 260, 8400, 128, false, Layout::bhsd, {}, {}, 0, false, big},
+                {1, 2, 2, 200, 8300, 128, false, Layout::bshd, {192, 80, 16, 2, "ws"}, {}, 0, false, big},
+                {1, 2, 2, 300, 8300, 64, false, Layout::bshd, {128, 128, 12, 3, "ws"}, {}, 0, false, big},
+            };
+            for (const Case& c : cases)
+                for (DType dtype : {DType::bf16, DType::f16}) {
+                    INFO("scale " << scale);
+                    check_case(c, dtype, rng);
+                }
+        }
     });
 }
 

@@ -54,6 +54,7 @@ void print_json(const WarmupOptions& options, const std::vector<std::string>& ar
         j["features"] = it.spec.mods.to_string() + (it.spec.varlen ? "+varlen" : "") + (it.spec.paged ? "+paged" : "");
         if (kernel_family_has_even_variant(it.spec.family())) j["even_mn"] = it.spec.even_mn;
         if (it.spec.paged) j["table_map"] = it.spec.table_map;  // the kernel for pages of whole half key tiles
+        j["settled_max"] = it.spec.settled_max;
         j["default"] = it.is_default;
         j["status"] = to_string(r.status);
         j["seconds"] = r.seconds;

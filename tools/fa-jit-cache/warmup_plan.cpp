@@ -197,11 +197,11 @@ std::vector<WarmupItem> plan_warmup(const WarmupOptions& options, const std::vec
 }
 
 std::string describe(const WarmupItem& item) {
-    return fmt::format("{} {} d{} {} {}{}{}{}{}{}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
+    return fmt::format("{} {} d{} {} {}{}{}{}{}{}{}", item.arch, fa_jit::to_string(item.spec.dtype), item.spec.head_dim,
                        item.spec.causal ? "causal" : "full", item.spec.tile.to_string(),
                        item.spec.even_mn ? " even" : "", item.spec.mods.any() ? " " + item.spec.mods.to_string() : "",
                        item.spec.varlen ? " varlen" : "", item.spec.paged ? " paged" : "",
-                       item.spec.table_map ? " table-map" : "");
+                       item.spec.table_map ? " table-map" : "", item.spec.settled_max ? " settled-max" : "");
 }
 
 const char* to_string(WarmupStatus status) {
