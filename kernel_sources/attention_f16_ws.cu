@@ -821,13 +821,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             };
             // kSettledMax: the rows' maxima settle after P V (tile/softmax.cuh, softmax_settle_max), every row to the
             // exact max in the block's first kSettleSteps key steps, where maxima still move often, later only in a
-            // warp with a row whose sum passed kSettleSum (some P above 8), and to within a factor 256 (P below it,
-            // as kLazyLateLog2 keeps; the kernels without that before, d 128 and d 64 causal, read 0.3-1.4 % more
-            // error at 16k). A row
-            // has its first keys by its warpgroup's second key step (causal rows see key 0 and the diagonal's tile
-            // is at most one of those without: tiles are 64 keys or more), so none comes to them unsettled. A row
-            // whose P passed 2^120 (a score that far above its max, in log2 units; fp32 may have overflowed) is
-            // marked in `overflowed` and computed again, exactly, after its last key tile.
+            // warp with a row whose sum passed kSettleSum (some P above 8), and to within a factor 256 (P below it, as
+            // kLazyLateLog2 keeps; the kernels without that before, d 128 and d 64 causal, read 0.3-1.4 % more error at
+            // 16k). A row has its first keys by its warpgroup's second key step (causal rows see key 0 and the
+            // diagonal's tile is at most one of those without: tiles are 64 keys or more), so none comes to them
+            // unsettled. A row whose P passed 2^120 (a score that far above its max, in log2 units; fp32 may have
+            // overflowed) is marked in `overflowed` and computed again, exactly, after its last key tile.
             static_assert(!kSettledMax || (kSettleSteps >= 2 && kBlockN >= 64), "rows see their first keys settled");
             const auto settle = [&](float(&acc_s)[kNTilesS][4], const float(&row_sum)[2], int it) {
                 const bool early = it < kSettleSteps;
