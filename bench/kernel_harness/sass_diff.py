@@ -14,7 +14,10 @@ is "same" when the hashes match: identical SASS, so nothing a GPU could measure 
 The default warmup covers the fp16 / bf16 families at head dims 64-256 for short, medium and long rows, both masks,
 plain, with each score modifier and all three, packed sequences and pages: about 700 kernels a side, 25-30 minutes on
 two cores (narrow --warmup-args to the kernels a change can reach). Kernels that one side's sources do not compile
-(a variant the base lacks) are listed and show as "only in" the other. Exit code 0 when nothing changed, 1 otherwise.
+(a variant the base lacks) are listed and show as "only in" the other. A change that adds a template argument with a
+default renames every kernel; --rename-change drops it from the change's names so that those kernels meet the base's,
+e.g. --rename-change '(attention_fwd_f16_ws.*)ELb0EEEvNS_15AttentionParams' '\\1EEEvNS_15AttentionParams' (the settled
+max's kSettledMax = false). Exit code 0 when nothing changed, 1 otherwise.
 """
 import argparse
 import collections
