@@ -819,19 +819,18 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             const auto rescale = [&] {
                 if (!no_max && (kLazyRescaleLog2 < 0 || !alpha_is_one(alpha))) rescale_o<kPvColumns>(acc_o, alpha);
             };
-            // kSettledMax: the rows' maxima settle after P V (tile/softmax.cuh, softmax_settle_max), every row to the
-            // exact max in the block's first kSettleSteps key steps, where maxima still move often, later only in a
-            // warp with a row whose sum passed kSettleSum (some P above 8), and to within a factor 256 (P below it, as
-            // kLazyLateLog2 keeps; the kernels without that before, d 128 and d 64 causal, read 0.3-1.4 % more error at
-            // 16k). A row has its first keys by its warpgroup's second key step (causal rows see key 0 and the
-            // diagonal's tile is at most one of those without: tiles are 64 keys or more), so none comes to them
-            // unsettled. A row whose P passed 2^120 (a score that far above its max, in log2 units; fp32 may have
-            // overflowed) is marked in `overflowed` and computed again, exactly, after its last key tile.
+            // kSettledMax: the block's first kSettleSteps key steps take the exact max the usual way (online_softmax:
+            // maxima still move often there, and the exact max keeps the error). Later steps take their exponentials
+            // against the rows' maxima from before the tile, and after P V a warp with a row whose sum passed
+            // kSettleSum (some P above 8) settles its rows (tile/softmax.cuh, softmax_settle_max) to within a factor
+            // 256, as kLazyLateLog2 keeps (the kernels without it before, d 128 and d 64 causal, read 0.3-1.4 % more
+            // error at 16k). Every row has its first keys by its warpgroup's second key step (causal rows see key 0,
+            // and the diagonal's tile is at most one of those without: tiles are 64 keys or more). A row whose P
+            // passed 2^120 (a score that far above its max, in log2 units; fp32 may have overflowed) is marked in
+            // `overflowed` and computed again, exactly, after its last key tile.
             static_assert(!kSettledMax || (kSettleSteps >= 2 && kBlockN >= 64), "rows see their first keys settled");
-            const auto settle = [&](float(&acc_s)[kNTilesS][4], const float(&row_sum)[2], int it) {
-                const bool early = it < kSettleSteps;
-                if (!__any_sync(0xffffffffu,
-                                early || !(row_sum[0] <= kSettleSum && row_sum[1] <= kSettleSum))) {
+            const auto settle = [&](float(&acc_s)[kNTilesS][4], const float(&row_sum)[2]) {
+                if (!__any_sync(0xffffffffu, !(row_sum[0] <= kSettleSum && row_sum[1] <= kSettleSum))) {
                     l_i[0] += row_sum[0], l_i[1] += row_sum[1];
                     return;
                 }
@@ -841,13 +840,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     p_max[h] = softmax_p_max(acc_s, h);
                     if (!(p_max[h] < kSettleLimit)) overflowed |= 1 << h, p_max[h] = 1.f;
                 }
-                softmax_settle_max(acc_s, m_i, l_i, alpha, row_sum, p_max, early ? 1.f : kSettleSum, kNegInf);
+                softmax_settle_max(acc_s, m_i, l_i, alpha, row_sum, p_max, kSettleSum, kNegInf);
                 if (!alpha_is_one(alpha)) rescale_o<kPvColumns>(acc_o, alpha);
             };
             // S of key tile it (stage s), then P V of key tile it - 1 (stage sp) into O, then the softmax of S while P
             // V computes. Every wgmma is issued on every call (no wgmma under a condition: ptxas would serialize them
             // all).
-            const auto key_step = [&](int it, bool masked) {
+            const auto key_step = [&](int it, bool masked, bool settled) {
                 const int sp = (kv0 + it - 1) % kStages;
                 const int s = (kv0 + it) % kStages;
                 mbarrier::wait(v_full(sp), ((kv0 + it - 1) / kStages) & 1u);
@@ -866,7 +865,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 if (!kStagedLoop && it == visits - 1) release_q();
                 RowBias bias{};
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
-                if constexpr (kSettledMax) {
+                if (kSettledMax && settled) {  // `settled` is a constant at each call: one path per loop
                     float row_sum[2];
                     softmax_exp_before_max<Exp2, kSoftmaxForm>(
                         acc_s, m_i, row_sum, p.scale_log2, kNegInf, [&](int nt, int h, float p0, float p1) {
@@ -875,7 +874,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                     wgmma::wait<0>();  // P V: O and p_frag are free again
                     hold_o<kPvColumns>(acc_o);
                     release(v_empty(sp));
-                    settle(acc_s, row_sum, it);
+                    settle(acc_s, row_sum);
                     pack_probabilities<kBf16>(acc_s, p_frag);
                     return;
                 }
@@ -901,11 +900,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // Split-KV decode masks every tile in modify_scores: one loop.
             if constexpr (kMaskLoops) {
                 for (int it = skip + 1; it < visits;) {
-                    for (; it < visits && tile_masked(it); ++it) key_step(it, true);
-                    for (; it < visits && !tile_masked(it); ++it) key_step(it, false);
+                    for (; it < visits && tile_masked(it); ++it) key_step(it, true, false);
+                    if constexpr (kSettledMax)  // the first steps take the exact max the usual way
+                        for (; it < visits && !tile_masked(it) && it < kSettleSteps; ++it) key_step(it, false, false);
+                    for (; it < visits && !tile_masked(it); ++it) key_step(it, false, kSettledMax);
                 }
             } else {
-                for (int it = skip + 1; it < visits; ++it) key_step(it, tile_masked(it));
+                for (int it = skip + 1; it < visits; ++it) key_step(it, tile_masked(it), false);
             }
             // P V of the warpgroup's last key tile.
             const int sp = (kv0 + visits - 1) % kStages;
