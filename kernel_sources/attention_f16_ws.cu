@@ -495,7 +495,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kLazyAfterSteps = kLazyRescaleLog2 == 0 && !(kCausal && kHeadDimP == 64) ? 16 : 0;
     constexpr int kLazyLateLog2 = 8;
     // The settled max (the key steps below; ws_layout::settled_max says where and why).
-    static_assert(!kSettledMax || ws_layout::settled_max(kHeadDim, kCausal, kMods != 0, kVarlen, kPaged, kSplit,
+    static_assert(!kSettledMax || ws_layout::settled_max(kHeadDim, kMods != 0, kVarlen, kPaged, kSplit,
                                                          kTileLoop),
                   "the settled max only where ws_layout::settled_max");
     constexpr int kSettleSteps = 16;
@@ -829,6 +829,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // passed 2^120 (a score that far above its max, in log2 units; fp32 may have overflowed) is marked in
             // `overflowed` and computed again, exactly, after its last key tile.
             static_assert(!kSettledMax || (kSettleSteps >= 2 && kBlockN >= 64), "rows see their first keys settled");
+            static_assert(!kSettledMax || !kRescaleBeforeTurn, "the exact steps' last alpha would reach no rescale");
             const auto settle = [&](float(&acc_s)[kNTilesS][4], const float(&row_sum)[2]) {
                 if (!__any_sync(0xffffffffu, !(row_sum[0] <= kSettleSum && row_sum[1] <= kSettleSum))) {
                     l_i[0] += row_sum[0], l_i[1] += row_sum[1];

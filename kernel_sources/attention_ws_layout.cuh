@@ -57,15 +57,15 @@ FA_JIT_HOST_DEVICE constexpr bool paged_table_map(bool paged, bool causal, int h
 }
 // The settled max (attention_f16_ws.cu, kSettledMax): a key step's exponentials use each row's max from before the
 // tile, which settles after P V only where it moved, so that no exponential waits for the tile's max. Plain kernels
-// with one tile per block at d <= 128 but d 97-128 causal, past 8k keys: there it gained 1-7 % (H200, 16k), where
-// short rows (whose first 16 key steps settle every row, for the exact max's error) lost up to 12 % (d 64, 2k / N 512),
-// d 128 causal tied and d 256 lost 7 % (bench/NOTES.md, "The settled max").
-FA_JIT_HOST_DEVICE constexpr bool settled_max(int head_dim, bool causal, bool score_mods, bool varlen, bool paged,
-                                              bool split, bool tile_loop) {
-    return head_dim <= (causal ? 96 : 128) && !score_mods && !varlen && !paged && !split && !tile_loop;
+// with one tile per block at d <= 160, past 2k keys (below, the first 16 key steps, which take the exact max, are all
+// of them): H200 +2-11 % at 4k-16k, d 160 +5-6 %, d 128 causal +2.3 %; d 192 tied, and d 256 would need O's rescale
+// before the turn carried from the exact steps to the settled ones (bench/NOTES.md, "The settled max").
+FA_JIT_HOST_DEVICE constexpr bool settled_max(int head_dim, bool score_mods, bool varlen, bool paged, bool split,
+                                              bool tile_loop) {
+    return head_dim <= 160 && !score_mods && !varlen && !paged && !split && !tile_loop;
 }
 FA_JIT_HOST_DEVICE constexpr bool settles_max(int seqlen_k) {
-    return seqlen_k > 8192;
+    return seqlen_k > 2048;
 }
 FA_JIT_HOST_DEVICE constexpr bool table_map_pages(int page_size, int block_n) {
     return page_size > 0 && page_size % (block_n / 2) == 0;

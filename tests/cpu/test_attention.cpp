@@ -595,10 +595,11 @@ TEST_CASE("short rows take the warp-specialized variant whose blocks loop over t
           "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, true, 0, false, false, false, true>");
     a.seqlen_k = 8192;
     CHECK(attention_spec(a, tile).tile_loop);
-    a.seqlen_k = 8193;  // the next length bucket: one tile per block, without the loop
+    a.seqlen_k = 8193;  // the next length bucket: one tile per block, without the loop (and the settled max)
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
     CHECK(attention_spec(a, tile).name_expression() ==
-          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, true>");
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, true, 0, false, false, false, false, false, "
+          "true>");
     a.seqlen_k = 512;
     // Every tile has the looping variant (none spills since the wgmma descriptors moved to uniform registers).
     CHECK(attention_spec(a, {192, 128, 16, 3, "ws"}).tile_loop);
@@ -639,7 +640,8 @@ TEST_CASE("short rows take the warp-specialized variant whose blocks loop over t
     a.seqlen_k = 2049;
     CHECK_FALSE(attention_spec(a, tile).tile_loop);
     CHECK(attention_spec(a, tile).name_expression() ==
-          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, false>");
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 128, 128, 128, 3, false, 0, false, false, false, false, false, "
+          "true>");
     a.head_dim = 160, a.seqlen_k = 2048;
     CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).tile_loop);
     CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).name_expression() ==
@@ -658,8 +660,7 @@ TEST_CASE("short rows take the warp-specialized variant whose blocks loop over t
     CHECK_FALSE(warmup_specs({DType::bf16, 128, true, 16384, 16384}, 90, false).at(0).tile_loop);
 }
 
-TEST_CASE("plain rows past 8k keys at d <= 128 (d <= 96 causal) settle their maxima after the exponentials",
-          "[attention][config]") {
+TEST_CASE("plain rows past 2k keys at d <= 160 settle their maxima after the exponentials", "[attention][config]") {
     AttentionArgs a = valid_args();
     a.dtype = DType::bf16, a.head_dim = 64, a.seqlen_q = 16384, a.seqlen_k = 16384;
     const TileConfig tile{192, 128, 16, 2, "ws"};
@@ -667,17 +668,21 @@ TEST_CASE("plain rows past 8k keys at d <= 128 (d <= 96 causal) settle their max
     CHECK(spec.settled_max);
     CHECK(spec.name_expression() == "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 192, 128, 64, 2, false, 0, false, "
                                     "false, false, false, false, true>");
-    a.seqlen_k = 8192;  // the 16k length bucket only
+    a.seqlen_k = 2048;  // the 4k length bucket and longer
     CHECK_FALSE(attention_spec(a, tile).settled_max);
-    a.seqlen_k = 8193;
+    a.seqlen_k = 2049;
     CHECK(attention_spec(a, tile).settled_max);
-    a.causal = true;  // d 96 causal yes, d 128 causal no
+    a.seqlen_k = 16384, a.causal = true;  // both masks up to d 160
     a.head_dim = 96;
     CHECK(attention_spec(a, {192, 112, 16, 3, "ws"}).settled_max);
     a.head_dim = 128;
-    CHECK_FALSE(attention_spec(a, {128, 176, 12, 2, "ws"}).settled_max);
+    CHECK(attention_spec(a, {128, 176, 12, 2, "ws"}).settled_max);
     a.causal = false;
     CHECK(attention_spec(a, {128, 176, 12, 2, "ws"}).settled_max);
+    a.head_dim = 160;
+    CHECK(attention_spec(a, {128, 112, 12, 2, "ws"}).settled_max);
+    a.head_dim = 192;
+    CHECK_FALSE(attention_spec(a, {128, 96, 12, 2, "ws"}).settled_max);
     a.head_dim = 256;
     CHECK_FALSE(attention_spec(a, {128, 80, 12, 2, "ws"}).settled_max);
     a.head_dim = 64, a.softcap = 30;  // score modifiers, pages, packed sequences and other families: never
@@ -688,9 +693,10 @@ TEST_CASE("plain rows past 8k keys at d <= 128 (d <= 96 causal) settle their max
     paged_args(paged);
     paged.pages_per_seq = 16384 / 64, paged.num_pages = 2 * paged.pages_per_seq, paged.page_size = 64;
     CHECK_FALSE(attention_spec(paged, tile).settled_max);
-    // Warm-up names the kernel the 16k rows run.
+    // Warm-up names the kernel each length bucket's rows run.
     CHECK(warmup_specs({DType::bf16, 64, false, 16384, 16384}, 90, false).at(0).settled_max);
-    CHECK_FALSE(warmup_specs({DType::bf16, 64, false, 4096, 4096}, 90, false).at(0).settled_max);
+    CHECK(warmup_specs({DType::bf16, 64, false, 4096, 4096}, 90, false).at(0).settled_max);
+    CHECK_FALSE(warmup_specs({DType::bf16, 64, false, 2048, 2048}, 90, false).at(0).settled_max);
 }
 
 TEST_CASE("a paged cache at d <= 64 past 4k keys reads its block table by TMA where pages are whole half key tiles",

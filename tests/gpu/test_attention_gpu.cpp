@@ -339,16 +339,16 @@ TEST_CASE("the warp-specialized kernel matches the reference past 8k keys under 
     });
 }
 
-// The settled max (attention_f16_ws.cu, kSettledMax: plain kernels with one tile per block at d <= 128, not d 128
-// causal, past 8k keys): each key step's exponentials use the row's max from before the tile and settle it
+// The settled max (attention_f16_ws.cu, kSettledMax: plain kernels with one tile per block at d <= 160, past 2k keys):
+// each key step after the first 16 takes its exponentials against the row's max from before the tile and settles it
 // afterwards. Logits far above a row's first maxima, past the first 16 key steps too: scale 2 moves maxima by tens in
 // log2 units (P rescaled after P V), scale 40 by hundreds (P overflows fp32: the row again from global memory); rows
 // with no key (a sequence's used keys fewer than its queries, under the mask) and a ragged last tile. Chosen tiles
-// and forced ones, both dtypes.
+// and forced ones, both dtypes; every case launches a settled kernel.
 TEST_CASE("the settled max matches the reference on logits far above each row's first maxima (sm_90)",
           "[attention][settled]") {
     if (!runs_ws_family()) return;
-    with_kernels_precompiled([&] {
+    const auto cases = [] {
         std::mt19937 rng(16);
         for (float scale : {2.f, 40.f}) {
             const Mods big{-1, -1, 0.f, false, scale};
@@ -361,6 +361,9 @@ TEST_CASE("the settled max matches the reference on logits far above each row's 
                 {1, 2, 1, 260, 8400, 128, false, Layout::bhsd, {}, {}, 0, false, big},
                 {1, 2, 2, 200, 8300, 128, false, Layout::bshd, {192, 80, 16, 2, "ws"}, {}, 0, false, big},
                 {1, 2, 2, 300, 8300, 64, false, Layout::bshd, {128, 128, 12, 3, "ws"}, {}, 0, false, big},
+                {1, 2, 1, 200, 8300, 128, true, Layout::bshd, {}, {}, 0, false, big},
+                {1, 2, 2, 200, 8400, 160, true, Layout::bhsd, {}, {}, 0, false, big},
+                {1, 2, 2, 300, 3000, 96, false, Layout::bshd, {}, {}, 0, false, big},
             };
             for (const Case& c : cases)
                 for (DType dtype : {DType::bf16, DType::f16}) {
@@ -368,7 +371,12 @@ TEST_CASE("the settled max matches the reference on logits far above each row's 
                     check_case(c, dtype, rng);
                 }
         }
-    });
+    };
+    for (const AttentionKernelSpec& spec : specs_launched_by(cases)) {
+        INFO(spec.name_expression());
+        CHECK(spec.settled_max);
+    }
+    with_kernels_precompiled(cases);
 }
 
 // Score modifiers in every prefill family (one tile each, forced) and on the chosen path: sliding windows crossing

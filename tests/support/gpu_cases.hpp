@@ -364,17 +364,23 @@ inline void check_case(const Case& c, DType dtype, std::mt19937& rng) {
 // random generator, so both passes build the same cases. Without a usable disk cache there is one pass, which
 // compiles as it goes.
 template <class Body>
+std::vector<AttentionKernelSpec> specs_launched_by(const Body& body) {
+    std::vector<AttentionKernelSpec> specs;
+    detail::collected_specs() = &specs;
+    try {
+        body();
+    } catch (...) {
+        detail::collected_specs() = nullptr;
+        throw;
+    }
+    detail::collected_specs() = nullptr;
+    return specs;
+}
+
+template <class Body>
 void with_kernels_precompiled(const Body& body) {
     if (cache::DiskCache::instance().usable()) {
-        std::vector<AttentionKernelSpec> specs;
-        detail::collected_specs() = &specs;
-        try {
-            body();
-        } catch (...) {
-            detail::collected_specs() = nullptr;
-            throw;
-        }
-        detail::collected_specs() = nullptr;
+        const std::vector<AttentionKernelSpec> specs = specs_launched_by(body);
         const DeviceInfo& device = current_device();
         const std::string arch = attention_arch(target_arch(device.cc_major, device.cc_minor));
         tools::parallel_for(specs.size(), test_threads(), [&](std::size_t i) {

@@ -96,7 +96,7 @@ public:
     }
     bool tile_loop(const AttentionKernelSpec& s, int seqlen_k) const override { return f16_ws_tile_loop(s, seqlen_k); }
     bool settled_max(const AttentionKernelSpec& s, int seqlen_k) const override {
-        return ws_layout::settled_max(s.head_dim, s.causal, s.mods.any(), s.varlen, s.paged, false, s.tile_loop) &&
+        return ws_layout::settled_max(s.head_dim, s.mods.any(), s.varlen, s.paged, false, s.tile_loop) &&
                ws_layout::settles_max(seqlen_k);
     }
     // Past 4k keys only: there it ran 1.006-1.011 (8k) and 1.011-1.020 (16k) of the other paged kernel, at 2k 0.97
