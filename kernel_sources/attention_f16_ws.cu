@@ -495,8 +495,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     constexpr int kLazyAfterSteps = kLazyRescaleLog2 == 0 && !(kCausal && kHeadDimP == 64) ? 16 : 0;
     constexpr int kLazyLateLog2 = 8;
     // The settled max (the key steps below; ws_layout::settled_max says where and why).
-    static_assert(!kSettledMax || ws_layout::settled_max(kHeadDim, kMods != 0, kVarlen, kPaged, kSplit,
-                                                         kTileLoop),
+    static_assert(!kSettledMax || ws_layout::settled_max(kHeadDim, kCausal, kMods, kVarlen, kPaged, kSplit, kTileLoop),
                   "the settled max only where ws_layout::settled_max");
     constexpr int kSettleSteps = 16;
     constexpr float kSettleSum = 256.f;
@@ -868,10 +867,12 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 mask_scores(acc_s, span.visit(it, start) * kBlockN, masked, bias);
                 if (kSettledMax && settled) {  // `settled` is a constant at each call: one path per loop
                     float row_sum[2];
-                    softmax_exp_before_max<Exp2, kSoftmaxForm>(
-                        acc_s, m_i, row_sum, p.scale_log2, kNegInf, [&](int nt, int h, float p0, float p1) {
+                    softmax_exp_before_max<kAlibiOffDiagonal, Exp2, kSoftmaxForm>(
+                        acc_s, m_i, row_sum, p.scale_log2, kNegInf,
+                        [&](int nt, int h, float p0, float p1) {
                             acc_s[nt][2 * h] = p0, acc_s[nt][2 * h + 1] = p1;  // in place: P V still reads p_frag
-                        });
+                        },
+                        bias);
                     wgmma::wait<0>();  // P V: O and p_frag are free again
                     hold_o<kPvColumns>(acc_o);
                     release(v_empty(sp));
@@ -948,16 +949,23 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 const int keys_max = key_end(min(m0 + warp_row0 + 15, seqlen_q() - 1));
                 // Row h as a template argument: O's indices stay constants.
                 const auto row_of = [&](int h) { return min(m0 + warp_row0 + 8 * h + g, seqlen_q() - 1); };
+                const auto score_of_row = [&](int row) {  // the key loop's masks and modifiers, exactly
+                    return [&, row](int j, float dot) {
+                        return j >= key_end(row) || mod.outside(row, j, causal_offset())
+                                   ? kNegInf
+                                   : mod.template apply<true>(dot, row, j, causal_offset());
+                    };
+                };
                 if (__any_sync(0xffffffffu, overflowed & 1))
                     exact_row<kBf16, kHeadDim, kDBlocks, 0>(rb.q + row_of(0) * p.q_row_stride, rb.k, p.k_row_stride,
-                                                            rb.v, p.v_row_stride, key_end(row_of(0)), keys_max,
-                                                            p.scale_log2, t, overflowed & 1, acc_o, m_i[0], l_i[0],
-                                                            kNegInf);
+                                                            rb.v, p.v_row_stride, keys_max, p.scale_log2, t,
+                                                            overflowed & 1, acc_o, m_i[0], l_i[0], kNegInf,
+                                                            score_of_row(row_of(0)));
                 if (__any_sync(0xffffffffu, overflowed & 2))
                     exact_row<kBf16, kHeadDim, kDBlocks, 1>(rb.q + row_of(1) * p.q_row_stride, rb.k, p.k_row_stride,
-                                                            rb.v, p.v_row_stride, key_end(row_of(1)), keys_max,
-                                                            p.scale_log2, t, overflowed & 2, acc_o, m_i[1], l_i[1],
-                                                            kNegInf);
+                                                            rb.v, p.v_row_stride, keys_max, p.scale_log2, t,
+                                                            overflowed & 2, acc_o, m_i[1], l_i[1], kNegInf,
+                                                            score_of_row(row_of(1)));
             }
         }
         // ---- epilogue: O / l and LSE; rows past seqlen_q are not stored, a row without keys gets O = 0 and

@@ -2,6 +2,7 @@
 // host alike.
 #pragma once
 
+#include "attention_params.cuh"
 #include "host_device.cuh"
 
 namespace fa_jit::ws_layout {
@@ -56,13 +57,18 @@ FA_JIT_HOST_DEVICE constexpr bool paged_table_map(bool paged, bool causal, int h
     return paged && !causal && padded_head_dim(head_dim) == 64 && block_n <= 128 && !varlen && !score_mods && !split;
 }
 // The settled max (attention_f16_ws.cu, kSettledMax): a key step's exponentials use each row's max from before the
-// tile, which settles after P V only where it moved, so that no exponential waits for the tile's max. Plain kernels
-// with one tile per block at d <= 160, past 2k keys (below, the first 16 key steps, which take the exact max, are all
-// of them): H200 +2-11 % at 4k-16k, d 160 +5-6 %, d 128 causal +2.3 %; d 192 tied, and d 256 would need O's rescale
-// before the turn carried from the exact steps to the settled ones (bench/NOTES.md, "The settled max").
-FA_JIT_HOST_DEVICE constexpr bool settled_max(int head_dim, bool score_mods, bool varlen, bool paged, bool split,
-                                              bool tile_loop) {
-    return head_dim <= 160 && !score_mods && !varlen && !paged && !split && !tile_loop;
+// tile, which settles after P V only where it moved, so that no exponential waits for the tile's max. Kernels with one
+// tile per block at d <= 160, past 2k keys (below, the first 16 key steps, which take the exact max, are all of them):
+// H200 +2-11 % at 4k-16k, d 160 +5-6 %, d 128 causal +2.3 %; d 192 tied, and d 256 would need O's rescale before the
+// turn carried from the exact steps to the settled ones. ALiBi under the causal mask (+13 / +7 % at d 64 / 128 16k),
+// whose rows meet their largest bias first (the diagonal's tile leads); without the mask a row's bias grows toward the
+// diagonal for thousands of keys, P overflows in every row and the exact rows ran 80x slower. Windows at d 97-128 (+5 %
+// at d 128 16k; d 64 tied). Not softcap, whose bf16 kernels take no max (bench/NOTES.md, "The settled max").
+FA_JIT_HOST_DEVICE constexpr bool settled_max(int head_dim, bool causal, int score_mods, bool varlen, bool paged,
+                                              bool split, bool tile_loop) {
+    const bool mods_settle = (score_mods & mods::kSoftcap) == 0 && ((score_mods & mods::kAlibi) == 0 || causal) &&
+                             ((score_mods & mods::kWindow) == 0 || (head_dim > 96 && head_dim <= 128));
+    return head_dim <= 160 && mods_settle && !varlen && !paged && !split && !tile_loop;
 }
 FA_JIT_HOST_DEVICE constexpr bool settles_max(int seqlen_k) {
     return seqlen_k > 2048;

@@ -175,16 +175,19 @@ __device__ __forceinline__ void online_softmax(const float (&s)[kNT][4], float (
 // tile, so that they need not wait for the tile's own max, and the max is settled after P V of the previous tile
 // only where it moved. P = exp2(s * scale_log2 - m) to store (m = 0 for a row with no key yet), the thread's part of
 // each row's sum to row_sum; m, l and O are left to softmax_settle_max. A row whose scores passed its max stores P
-// above 1; by at least 128 in log2 units, infinity (softmax_settle_max says so).
-template <class Split = Exp2Split<>, int kForm = 0, int kNT, class Store>
+// above 1; by at least 128 in log2 units, infinity (softmax_settle_max says so). kRowBias: the scores lack row_bias
+// (RowBias, as in online_softmax), which joins the subtracted max.
+template <bool kRowBias = false, class Split = Exp2Split<>, int kForm = 0, int kNT, class Store>
 __device__ __forceinline__ void softmax_exp_before_max(const float (&s)[kNT][4], const float (&m)[2],
                                                        float (&row_sum)[2], float scale_log2, float neg_inf,
-                                                       Store store) {
+                                                       Store store, RowBias row_bias = {}) {
     constexpr bool kReversed = (kForm & softmax_form::kRowsReversed) != 0;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
         const int h = kReversed ? 1 - i : i;
-        row_sum[h] = softmax_row_exp<false, Split, kForm>(s, h, m[h] == neg_inf ? 0.f : m[h], scale_log2,
+        const float m_before = m[h] == neg_inf ? 0.f : m[h];
+        const float m_sub = kRowBias ? fmaf(-row_bias.b[h], scale_log2, m_before) : m_before;
+        row_sum[h] = softmax_row_exp<false, Split, kForm>(s, h, m_sub, scale_log2,
                                                            [&](int nt, float p0, float p1) { store(nt, h, p0, p1); });
     }
 }

@@ -660,7 +660,8 @@ TEST_CASE("short rows take the warp-specialized variant whose blocks loop over t
     CHECK_FALSE(warmup_specs({DType::bf16, 128, true, 16384, 16384}, 90, false).at(0).tile_loop);
 }
 
-TEST_CASE("plain rows past 2k keys at d <= 160 settle their maxima after the exponentials", "[attention][config]") {
+TEST_CASE("rows past 2k keys at d <= 160 settle their maxima after the exponentials, softcap aside",
+          "[attention][config]") {
     AttentionArgs a = valid_args();
     a.dtype = DType::bf16, a.head_dim = 64, a.seqlen_q = 16384, a.seqlen_k = 16384;
     const TileConfig tile{192, 128, 16, 2, "ws"};
@@ -685,7 +686,19 @@ TEST_CASE("plain rows past 2k keys at d <= 160 settle their maxima after the exp
     CHECK_FALSE(attention_spec(a, {128, 96, 12, 2, "ws"}).settled_max);
     a.head_dim = 256;
     CHECK_FALSE(attention_spec(a, {128, 80, 12, 2, "ws"}).settled_max);
-    a.head_dim = 64, a.softcap = 30;  // score modifiers, pages, packed sequences and other families: never
+    a.head_dim = 64, a.alibi_slopes = reinterpret_cast<const float*>(256);  // ALiBi under the mask only
+    CHECK_FALSE(attention_spec(a, tile).settled_max);
+    a.causal = true;
+    CHECK(attention_spec(a, tile).settled_max);
+    CHECK(attention_spec(a, tile).name_expression() ==
+          "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 192, 128, 64, 2, true, 4, false, false, false, false, false, "
+          "true>");
+    a.alibi_slopes = nullptr, a.causal = false;
+    a.window_left = 1000;  // windows at d 97-128 only
+    CHECK_FALSE(attention_spec(a, tile).settled_max);
+    a.head_dim = 128;
+    CHECK(attention_spec(a, {128, 128, 12, 2, "ws"}).settled_max);
+    a.head_dim = 64, a.window_left = -1, a.softcap = 30;  // softcap, pages, packed sequences, other families: never
     CHECK_FALSE(attention_spec(a, tile).settled_max);
     a.softcap = 0;
     CHECK_FALSE(attention_spec(a, {128, 128, 8, 2, "wgmma"}).settled_max);

@@ -339,11 +339,11 @@ TEST_CASE("the warp-specialized kernel matches the reference past 8k keys under 
     });
 }
 
-// The settled max (attention_f16_ws.cu, kSettledMax: plain kernels with one tile per block at d <= 160, past 2k keys):
+// The settled max (attention_f16_ws.cu, kSettledMax; ws_layout::settled_max says which kernels take it):
 // each key step after the first 16 takes its exponentials against the row's max from before the tile and settles it
 // afterwards. Logits far above a row's first maxima, past the first 16 key steps too: scale 2 moves maxima by tens in
 // log2 units (P rescaled after P V), scale 40 by hundreds (P overflows fp32: the row again from global memory); rows
-// with no key (a sequence's used keys fewer than its queries, under the mask) and a ragged last tile. Chosen tiles
+// with no key (more queries than keys, under the mask) and a ragged last tile. Chosen tiles
 // and forced ones, both dtypes; every case launches a settled kernel.
 TEST_CASE("the settled max matches the reference on logits far above each row's first maxima (sm_90)",
           "[attention][settled]") {
@@ -355,7 +355,7 @@ TEST_CASE("the settled max matches the reference on logits far above each row's 
             const std::vector<Case> cases = {
                 {1, 2, 1, 300, 8400, 64, false, Layout::bshd, {}, {}, 0, false, big},
                 {1, 2, 2, 400, 8300, 64, true, Layout::bhsd, {}, {}, 0, false, big},
-                {2, 2, 1, 300, 8400, 64, true, Layout::padded, {}, {100, 8400}, 0, false, big},  // rows without keys
+                {1, 4, 2, 8400, 8300, 64, true, Layout::padded, {}, {}, 0, false, big},  // rows without keys
                 {1, 3, 3, 300, 8500, 96, true, Layout::bshd, {}, {}, 0, false, big},
                 {1, 2, 2, 200, 8300, 96, false, Layout::padded, {}, {}, 0, false, big},
                 {1, 2, 1, 260, 8400, 128, false, Layout::bhsd, {}, {}, 0, false, big},
@@ -364,6 +364,11 @@ TEST_CASE("the settled max matches the reference on logits far above each row's 
                 {1, 2, 1, 200, 8300, 128, true, Layout::bshd, {}, {}, 0, false, big},
                 {1, 2, 2, 200, 8400, 160, true, Layout::bhsd, {}, {}, 0, false, big},
                 {1, 2, 2, 300, 3000, 96, false, Layout::bshd, {}, {}, 0, false, big},
+                // ALiBi under the mask and windows at d 128: the exact row takes the bias and the window too.
+                {1, 2, 1, 200, 8300, 128, false, Layout::padded, {}, {}, 0, false, Mods{2048, 2048, 0.f, false, scale}},
+                {1, 2, 2, 300, 8400, 128, true, Layout::bshd, {}, {}, 0, false, Mods{3000, 0, 0.f, false, scale}},
+                {1, 4, 2, 300, 8400, 64, true, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
+                {1, 2, 1, 200, 8300, 128, true, Layout::bhsd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
             };
             for (const Case& c : cases)
                 for (DType dtype : {DType::bf16, DType::f16}) {

@@ -87,16 +87,17 @@ public:
                 fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, false, 0, false, true, false, false, "
                             "true>",
                             type, s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages)};
-        if (s.settled_max)  // plain kernels with one tile per block only (ws_layout::settled_max)
-            return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, 0, false, false, false, false, "
+        if (s.settled_max)  // one tile per block, contiguous K / V only (ws_layout::settled_max)
+            return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}, {}, false, false, false, false, "
                                 "false, true>",
-                                type, s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal)};
+                                type, s.tile.block_m, s.tile.block_n, s.head_dim, s.tile.stages, s.causal,
+                                s.mods.bits())};
         return {fmt::format("fa_jit::attention_fwd_f16_ws<{}, {}, {}, {}, {}, {}{}>", type, s.tile.block_m,
                             s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
     }
     bool tile_loop(const AttentionKernelSpec& s, int seqlen_k) const override { return f16_ws_tile_loop(s, seqlen_k); }
     bool settled_max(const AttentionKernelSpec& s, int seqlen_k) const override {
-        return ws_layout::settled_max(s.head_dim, s.mods.any(), s.varlen, s.paged, false, s.tile_loop) &&
+        return ws_layout::settled_max(s.head_dim, s.causal, s.mods.bits(), s.varlen, s.paged, false, s.tile_loop) &&
                ws_layout::settles_max(seqlen_k);
     }
     // Past 4k keys only: there it ran 1.006-1.011 (8k) and 1.011-1.020 (16k) of the other paged kernel, at 2k 0.97
