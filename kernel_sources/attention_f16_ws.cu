@@ -275,6 +275,13 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
     };
     // A paged sequence staggers only where its last tile is whole: else that tile comes first, for its V tail.
     const bool stagger = kStaggerable && one_tile && (!kPaged || seqlen_k() % kBlockN == 0);
+    // Where a query tile's visits start: its diagonal's key tile under ALiBi without the mask in the settled max (the
+    // rows' largest biases first), else by the stagger.
+    constexpr bool kDiagonalFirst = kSettledMax && ScoreMod<kMods>::kAlibi && !kCausal && !ScoreMod<kMods>::kWindow;
+    const auto visit_start = [&](const KeySpan& span, int m0) {
+        if constexpr (kDiagonalFirst) return diagonal_first_visit<kBlockN>(span, m0 + kBlockM - 1 + causal_offset());
+        return first_visit<kBlockM, kStaggerGroup>(span, m0, stagger);
+    };
     const auto map_batch = [&](const BlockIndex& b) { return kVarlen ? 0 : b.batch; };
     // The key tiles a query tile visits, last first.
     const auto span_of = [&](int m0, const ScoreMod<kMods>& mod) {
@@ -341,7 +348,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                 // tile_at's extra tile (a causal head's odd tile count) has no rows
                 const int n_block_max = kCausal && kTileLoop && bi.m0 >= seqlen_q() ? 0 : span.count();
                 if (n_block_max == 0) continue;
-                const int start = first_visit<kBlockM, kStaggerGroup>(span, bi.m0, stagger);
+                const int start = visit_start(span, bi.m0);
                 if (leader && !kSplit) {  // split-KV decode: the consumers gather the packed Q rows themselves
                     const int qb = q_loads % kQBuffers;
                     mbarrier::wait(q_empty(qb), ((q_loads++ / kQBuffers) & 1u) ^ 1u);  // the first trip finds it empty
@@ -599,7 +606,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             wgmma::fence_proxy_async();
         }
         const int n_block_max = kCausal && kTileLoop && m0 >= seqlen_q() ? 0 : span.count();  // as the producer's
-        const int start = first_visit<kBlockM, kStaggerGroup>(span, m0, stagger);  // visits: span.visit(it, start)
+        const int start = visit_start(span, m0);  // visits: span.visit(it, start)
 
         float acc_o[kDBlocks][8][4];
         clear_accumulator(acc_o);

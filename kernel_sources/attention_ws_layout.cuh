@@ -60,14 +60,17 @@ FA_JIT_HOST_DEVICE constexpr bool paged_table_map(bool paged, bool causal, int h
 // tile, which settles after P V only where it moved, so that no exponential waits for the tile's max. Kernels with one
 // tile per block at d <= 160, past 2k keys (below, the first 16 key steps, which take the exact max, are all of them):
 // H200 +2-11 % at 4k-16k, d 160 +5-6 %, d 128 causal +2.3 %; d 192 tied, and d 256 would need O's rescale before the
-// turn carried from the exact steps to the settled ones. ALiBi under the causal mask (+13 / +7 % at d 64 / 128 16k),
-// whose rows meet their largest bias first (the diagonal's tile leads); without the mask a row's bias grows toward the
-// diagonal for thousands of keys, P overflows in every row and the exact rows ran 80x slower. Windows at d 97-128 (+5 %
-// at d 128 16k; d 64 tied). Not softcap, whose bf16 kernels take no max (bench/NOTES.md, "The settled max").
+// turn carried from the exact steps to the settled ones. ALiBi (+13 / +7 % at d 64 / 128 16k causal): a row must meet
+// its largest bias, on its diagonal, among the exact first steps; under the mask that tile leads, without it the visits
+// start there (tile::diagonal_first_visit; from the stagger's tile a row's bias grew for thousands of keys, P
+// overflowed in every row and the exact rows ran 80x slower). Windows at d 97-128 (+5 % at d 128 16k; d 64 tied), but
+// not with ALiBi without the mask (a window's visits run from its last tile down). Not softcap, whose bf16 kernels
+// take no max (bench/NOTES.md, "The settled max").
 FA_JIT_HOST_DEVICE constexpr bool settled_max(int head_dim, bool causal, int score_mods, bool varlen, bool paged,
                                               bool split, bool tile_loop) {
-    const bool mods_settle = (score_mods & mods::kSoftcap) == 0 && ((score_mods & mods::kAlibi) == 0 || causal) &&
-                             ((score_mods & mods::kWindow) == 0 || (head_dim > 96 && head_dim <= 128));
+    const bool alibi = (score_mods & mods::kAlibi) != 0, window = (score_mods & mods::kWindow) != 0;
+    const bool mods_settle = (score_mods & mods::kSoftcap) == 0 &&
+                             (!window || (head_dim > 96 && head_dim <= 128 && (!alibi || causal)));
     return head_dim <= 160 && mods_settle && !varlen && !paged && !split && !tile_loop;
 }
 FA_JIT_HOST_DEVICE constexpr bool settles_max(int seqlen_k) {

@@ -183,6 +183,14 @@ __device__ __forceinline__ int first_visit(const KeySpan& span, int m0, bool sta
     static_assert(kGroup >= 1, "a stagger group holds at least one query tile");
     return stagger && span.count() > 1 ? m0 / kBlockM / kGroup % span.count() : 0;
 }
+// Where a query tile's visits start so that its rows' diagonals come first: the key tile of its last row's diagonal
+// (key last_row_key), then down. Under ALiBi without the mask a row's largest bias is on its diagonal: visited first,
+// it gives the settled max (attention_f16_ws.cu) each row's max among its exact first steps.
+template <int kBlockN>
+__device__ __forceinline__ int diagonal_first_visit(const KeySpan& span, int last_row_key) {
+    const int diagonal = min(max(max(last_row_key, 0) / kBlockN, span.first), span.end - 1);
+    return span.end - 1 - diagonal;
+}
 template <int kBlockM, int kBlockN, bool kCausal, int kMods>
 __device__ __forceinline__ KeySpan key_span(int seqlen_k, int offset, int m0, const ScoreMod<kMods>& mod) {
     KeySpan span{0, key_tiles<kBlockM, kBlockN, kCausal>(seqlen_k, offset, m0)};

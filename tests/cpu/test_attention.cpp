@@ -686,19 +686,23 @@ TEST_CASE("rows past 2k keys at d <= 160 settle their maxima after the exponenti
     CHECK_FALSE(attention_spec(a, {128, 96, 12, 2, "ws"}).settled_max);
     a.head_dim = 256;
     CHECK_FALSE(attention_spec(a, {128, 80, 12, 2, "ws"}).settled_max);
-    a.head_dim = 64, a.alibi_slopes = reinterpret_cast<const float*>(256);  // ALiBi under the mask only
-    CHECK_FALSE(attention_spec(a, tile).settled_max);
+    a.head_dim = 64, a.alibi_slopes = reinterpret_cast<const float*>(256);  // ALiBi, both masks
+    CHECK(attention_spec(a, tile).settled_max);
     a.causal = true;
     CHECK(attention_spec(a, tile).settled_max);
     CHECK(attention_spec(a, tile).name_expression() ==
           "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 192, 128, 64, 2, true, 4, false, false, false, false, false, "
           "true>");
-    a.alibi_slopes = nullptr, a.causal = false;
-    a.window_left = 1000;  // windows at d 97-128 only
-    CHECK_FALSE(attention_spec(a, tile).settled_max);
+    a.causal = false, a.window_left = 1000;  // windows at d 97-128 only, with ALiBi under the mask only
     a.head_dim = 128;
+    CHECK_FALSE(attention_spec(a, {128, 128, 12, 2, "ws"}).settled_max);
+    a.causal = true;
     CHECK(attention_spec(a, {128, 128, 12, 2, "ws"}).settled_max);
-    a.head_dim = 64, a.window_left = -1, a.softcap = 30;  // softcap, pages, packed sequences, other families: never
+    a.alibi_slopes = nullptr, a.causal = false;
+    CHECK(attention_spec(a, {128, 128, 12, 2, "ws"}).settled_max);
+    a.head_dim = 64;
+    CHECK_FALSE(attention_spec(a, tile).settled_max);
+    a.window_left = -1, a.softcap = 30;  // softcap, pages, packed sequences, other families: never
     CHECK_FALSE(attention_spec(a, tile).settled_max);
     a.softcap = 0;
     CHECK_FALSE(attention_spec(a, {128, 128, 8, 2, "wgmma"}).settled_max);

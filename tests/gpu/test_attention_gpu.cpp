@@ -364,7 +364,10 @@ TEST_CASE("the settled max matches the reference on logits far above each row's 
                 {1, 2, 1, 200, 8300, 128, true, Layout::bshd, {}, {}, 0, false, big},
                 {1, 2, 2, 200, 8400, 160, true, Layout::bhsd, {}, {}, 0, false, big},
                 {1, 2, 2, 300, 3000, 96, false, Layout::bshd, {}, {}, 0, false, big},
-                // ALiBi under the mask and windows at d 128: the exact row takes the bias and the window too.
+                // ALiBi (without the mask the visits start at the diagonal's tile; more keys than queries moves it)
+                // and windows at d 128: the exact row takes the bias and the window too.
+                {1, 4, 2, 300, 8400, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
+                {1, 2, 1, 1500, 8400, 128, false, Layout::bhsd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
                 {1, 2, 1, 200, 8300, 128, false, Layout::padded, {}, {}, 0, false, Mods{2048, 2048, 0.f, false, scale}},
                 {1, 2, 2, 300, 8400, 128, true, Layout::bshd, {}, {}, 0, false, Mods{3000, 0, 0.f, false, scale}},
                 {1, 4, 2, 300, 8400, 64, true, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
