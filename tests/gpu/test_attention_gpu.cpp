@@ -339,12 +339,12 @@ TEST_CASE("the warp-specialized kernel matches the reference past 8k keys under 
     });
 }
 
-// The settled max (attention_f16_ws.cu, kSettledMax; ws_layout::settled_max says which kernels take it):
-// each key step after the first 16 takes its exponentials against the row's max from before the tile and settles it
-// afterwards. Logits far above a row's first maxima, past the first 16 key steps too: scale 2 moves maxima by tens in
-// log2 units (P rescaled after P V), scale 40 by hundreds (P overflows fp32: the row again from global memory); rows
-// with no key (more queries than keys, under the mask) and a ragged last tile. Chosen tiles
-// and forced ones, both dtypes; every case launches a settled kernel.
+// The settled max (attention_f16_ws.cu, kSettledMax; ws_layout::settled_max says which kernels take it): each key step
+// after the first 16 takes its exponentials against the row's max from before the tile and settles it afterwards.
+// Logits far above a row's first maxima, past the first 16 key steps too: scale 2 moves maxima by tens in log2 units (P
+// rescaled after P V), scale 40 by hundreds (P overflows fp32: the row again from global memory); rows with no key
+// (more queries than keys, under the mask) and a ragged last tile. Chosen tiles and forced ones, both dtypes; every
+// case launches a settled kernel.
 TEST_CASE("the settled max matches the reference on logits far above each row's first maxima (sm_90)",
           "[attention][settled]") {
     if (!runs_ws_family()) return;
