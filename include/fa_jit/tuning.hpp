@@ -122,7 +122,8 @@ struct FA_JIT_API AttentionKernelSpec {
     // serves: the warp-specialized family at d <= 64 without the mask, pages of whole half key tiles).
     bool table_map = false;
     // Each key tile's exponentials use the rows' maxima from before it, settled afterwards where they moved (families
-    // that have such a variant, for the lengths it serves: the warp-specialized family's plain kernels past 8k keys).
+    // that have such a variant, for the problems it serves: the warp-specialized family past 2k keys at d <= 160,
+    // ws_layout::settled_max).
     bool settled_max = false;
 
     std::string family() const;           // e.g. "f16-wgmma"; throws InvalidArgument when no family owns the tile
