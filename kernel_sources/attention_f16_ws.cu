@@ -542,7 +542,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
         : kMods == mods::kAlibi && kHeadDim == 128 && kCausal          ? kReversedRows
                                                                        : 0;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
-    constexpr bool kMaskLoops = ws_layout::mask_loops((kMods & mods::kWindow) != 0, kBlockM, kHeadDim, kSplit);
+    constexpr bool kMaskLoops = ws_layout::mask_loops(ScoreMod<kMods>::kWindow, ScoreMod<kMods>::kAlibi,
+                                                      ScoreMod<kMods>::kSoftcap, kBlockM, kHeadDim, kSplit);
     // Under the causal mask each warpgroup stops at its own 64 rows' diagonal, not the tile's: on 256 x 64 tiles
     // the first three warpgroups skip 3, 2 and 1 of a tile's key steps (a 64 x 64 granularity on the diagonal). Where
     // a warpgroup's rows can end a key tile before the tile's last rows do at Nq = Nk: more than two warpgroups, or
@@ -904,8 +905,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // for P V makes ptxas wait for P V before the softmax, which then no longer overlaps it (bench/NOTES.md,
             // "The mask outside the overlap"). Masked tiles come in runs: the first visits (the ragged last tile, the
             // causal diagonal) and, where a staggered visit order wraps round, the ragged last tile; under a sliding
-            // window also the window's far edge. A window keeps one loop on 192 rows and past d 128: there the second
-            // copy of the step spills under the causal mask (12-144 bytes on 192 rows at d 64-128, 88 at d 192).
+            // window also the window's far edge. A window keeps one loop past d 128 (the second copy of the step
+            // spills: 88 bytes at d 192) and on 192 rows without ALiBi (ws_layout::mask_loops: measured slower).
             // Split-KV decode masks every tile in modify_scores: one loop.
             if constexpr (kMaskLoops) {
                 for (int it = skip + 1; it < visits;) {

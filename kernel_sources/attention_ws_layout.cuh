@@ -95,10 +95,14 @@ FA_JIT_HOST_DEVICE constexpr int max_keys(int block_m, int head_dim) {
     return head_dim <= 64 ? 64 : 0;
 }
 
-// Masked and unmasked key tiles run in loops of their own (attention_f16_ws.cu, the key steps), except for a sliding
-// window on 192 rows or past d 128, where the second copy of the step spills.
-FA_JIT_HOST_DEVICE constexpr bool mask_loops(bool window, int block_m, int head_dim, bool split) {
-    return !window || (block_m == 128 && padded_head_dim(head_dim) <= 128 && !split);
+// Masked and unmasked key tiles run in loops of their own (attention_f16_ws.cu, the key steps), except in split-KV
+// decode and for a sliding window past d 128 (the second copy of the step spills) or on 192 rows. There two loops no
+// longer spill (but bf16 d 64 full with softcap, 12 bytes) and lost 2.4-4 % (d 64 16k, windows 2048 / 2048 and causal
+// 4096 / 0; d 96 -1.3 / +0.1 %), except with ALiBi, whose column term they bring onto the tensor cores (d 64 16k
+// window 2048 / 2048 +4.0 %; H200, bench/NOTES.md, "Two key loops for windows on 192 rows").
+FA_JIT_HOST_DEVICE constexpr bool mask_loops(bool window, bool alibi, bool softcap, int block_m, int head_dim,
+                                             bool split) {
+    return !window || (!split && padded_head_dim(head_dim) <= 128 && (block_m == 128 || (alibi && !softcap)));
 }
 
 // ALiBi's column term on the tensor cores (tile/alibi_columns.cuh): one more k step of S = Q K^T, whose operands sit
@@ -111,7 +115,7 @@ FA_JIT_HOST_DEVICE constexpr int alibi_columns_bytes(int block_m, int block_n) {
 }
 FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n, int head_dim, int stages, bool alibi,
                                                         bool softcap, bool window, bool split) {
-    return alibi && !softcap && !split && mask_loops(window, block_m, head_dim, split) &&
+    return alibi && !softcap && !split && mask_loops(window, alibi, softcap, block_m, head_dim, split) &&
            smem_bytes(block_m, block_n, head_dim, stages) + alibi_columns_bytes(block_m, block_n) <= 227 * 1024;
 }
 // Q in two buffers: the looping variant (tile_loop) at d 113-128 on 128 rows in 2 stages (where shared memory has

@@ -104,8 +104,25 @@ TEST_CASE("paged TMA boxes never cross a page, one per lane of the producer warp
     CHECK(ws_layout::paged_box_rows(48, 96) == 48);
 }
 
+// The key steps' two loops (masked and unmasked tiles) under a sliding window: up to d 128, on 192 rows only with ALiBi
+// (its column term then takes the tensor cores) and without softcap; never in split-KV decode.
+TEST_CASE("windows take the two key loops where they measured faster", "[launch]") {
+    const auto loops = [](bool window, bool alibi, bool softcap, int block_m, int head_dim, bool split = false) {
+        return ws_layout::mask_loops(window, alibi, softcap, block_m, head_dim, split);
+    };
+    CHECK(loops(false, false, true, 192, 64));
+    CHECK(loops(true, false, false, 128, 128));
+    CHECK(loops(true, false, true, 128, 72));
+    CHECK_FALSE(loops(true, false, false, 192, 64));
+    CHECK(loops(true, true, false, 192, 96));
+    CHECK_FALSE(loops(true, true, true, 192, 64));
+    CHECK_FALSE(loops(true, false, false, 128, 136));
+    CHECK_FALSE(loops(true, false, false, 128, 64, true));
+}
+
 // ALiBi on the tensor cores (tile/alibi_columns.cuh) where its operands fit beside the ring, never with softcap
-// (tanh comes before the bias), in split-KV decode (packed rows mix heads) or on a window's one-loop kernels.
+// (tanh comes before the bias), in split-KV decode (packed rows mix heads) or on a window's one-loop kernels (past d
+// 128).
 TEST_CASE("the ALiBi columns take the kernels with room for their operands", "[launch]") {
     const auto on = [](int m, int n, int d, int stages, bool softcap = false, bool window = false, bool split = false) {
         return ws_layout::alibi_on_tensor_cores(m, n, d, stages, true, softcap, window, split);
@@ -114,8 +131,10 @@ TEST_CASE("the ALiBi columns take the kernels with room for their operands", "[l
     CHECK(on(128, 128, 128, 2));
     CHECK(on(128, 176, 128, 2));
     CHECK(on(192, 96, 96, 2));
-    CHECK(on(128, 128, 128, 2, false, true));  // a window on 128 rows keeps the two key loops
-    CHECK_FALSE(on(192, 96, 96, 2, false, true));
+    CHECK(on(128, 128, 128, 2, false, true));  // with a window two key loops up to d 128, on 192 rows too
+    CHECK(on(192, 96, 96, 2, false, true));
+    CHECK(on(128, 64, 160, 2));
+    CHECK_FALSE(on(128, 64, 160, 2, false, true));
     CHECK_FALSE(on(128, 128, 128, 2, true));
     CHECK_FALSE(on(128, 128, 128, 2, false, false, true));
     CHECK_FALSE(ws_layout::alibi_on_tensor_cores(128, 128, 128, 2, false, false, false, false));
