@@ -12,7 +12,7 @@
 // kTableMap: a paged cache whose block table the producer reads by TMA through table_map (ws_layout::paged_table_map,
 // pages of ws_layout::table_map_pages); other kernels never read table_map (the host passes k_map there).
 // kSettledMax: the rows' maxima settle after each key tile's exponentials (ws_layout::settled_max; the key steps say
-// how), for rows of more than 8k keys (ws_layout::settles_max).
+// how), for rows of more than 2k keys, 4k under a window (ws_layout::settles_max).
 //   template <typename T, int kHeadDim>
 //   __global__ void attention_split_combine(const __grid_constant__ AttentionParams p);  (attention_split_combine.cuh)
 //
@@ -543,7 +543,8 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
                                                                        : 0;
     // Masked and unmasked key tiles in loops of their own (the key steps below say where and why).
     constexpr bool kMaskLoops = ws_layout::mask_loops(ScoreMod<kMods>::kWindow, ScoreMod<kMods>::kAlibi,
-                                                      ScoreMod<kMods>::kSoftcap, kBlockM, kHeadDim, kSplit);
+                                                      ScoreMod<kMods>::kSoftcap, kSettledMax, kBlockM, kHeadDim,
+                                                      kSplit);
     // Under the causal mask each warpgroup stops at its own 64 rows' diagonal, not the tile's: on 256 x 64 tiles
     // the first three warpgroups skip 3, 2 and 1 of a tile's key steps (a 64 x 64 granularity on the diagonal). Where
     // a warpgroup's rows can end a key tile before the tile's last rows do at Nq = Nk: more than two warpgroups, or
@@ -906,7 +907,7 @@ __global__ void __launch_bounds__(ws_layout::threads(kBlockM), 1)
             // "The mask outside the overlap"). Masked tiles come in runs: the first visits (the ragged last tile, the
             // causal diagonal) and, where a staggered visit order wraps round, the ragged last tile; under a sliding
             // window also the window's far edge. A window keeps one loop past d 128 (the second copy of the step
-            // spills: 88 bytes at d 192) and on 192 rows without ALiBi (ws_layout::mask_loops: measured slower).
+            // spills: 88 bytes at d 192) and on 192 rows without ALiBi or the settled max (ws_layout::mask_loops).
             // Split-KV decode masks every tile in modify_scores: one loop.
             if constexpr (kMaskLoops) {
                 for (int it = skip + 1; it < visits;) {

@@ -63,18 +63,22 @@ FA_JIT_HOST_DEVICE constexpr bool paged_table_map(bool paged, bool causal, int h
 // turn carried from the exact steps to the settled ones. ALiBi (+13 / +7 % at d 64 / 128 16k causal): a row must meet
 // its largest bias, on its diagonal, among the exact first steps; under the mask that tile leads, without it the visits
 // start there (tile::diagonal_first_visit; from the stagger's tile a row's bias grew for thousands of keys, P
-// overflowed in every row and the exact rows ran 80x slower). Windows at d 97-128 (+5 % at d 128 16k; d 64 tied), but
-// not with ALiBi without the mask (a window's visits run from its last tile down). Not softcap, whose bf16 kernels
-// take no max (bench/NOTES.md, "The settled max").
+// overflowed in every row and the exact rows ran 80x slower). Windows up to d 128 whose rows see more than 4k keys
+// (settles_max; d 128 16k +5 %; on 192 rows the two key loops, mask_loops: 16k, windows 2048 / 2048 and causal 4096 /
+// 0, d 64 +0.4-2.8 %, d 96 +1.7-8 %, causal ALiBi d 64 +5.6 %; rows of 2049 keys lost 4 %, and d 128 rows of 1025
+// gained 1.4-2.5 % without it), but not with ALiBi without the mask (a window's visits run from its last tile down).
+// Not softcap, whose bf16 kernels take no max (bench/NOTES.md, "The settled max", "Windows: the settled max on 192
+// rows").
 FA_JIT_HOST_DEVICE constexpr bool settled_max(int head_dim, bool causal, int score_mods, bool varlen, bool paged,
                                               bool split, bool tile_loop) {
     const bool alibi = (score_mods & mods::kAlibi) != 0, window = (score_mods & mods::kWindow) != 0;
     const bool mods_settle = (score_mods & mods::kSoftcap) == 0 &&
-                             (!window || (head_dim > 96 && head_dim <= 128 && (!alibi || causal)));
+                             (!window || (head_dim <= 128 && (!alibi || causal)));
     return head_dim <= 160 && mods_settle && !varlen && !paged && !split && !tile_loop;
 }
-FA_JIT_HOST_DEVICE constexpr bool settles_max(int seqlen_k) {
-    return seqlen_k > 2048;
+// For rows of `row_keys` keys (a window's span where shorter: keys_per_row), with or without a window.
+FA_JIT_HOST_DEVICE constexpr bool settles_max(int row_keys, bool window) {
+    return row_keys > (window ? 4096 : 2048);
 }
 FA_JIT_HOST_DEVICE constexpr bool table_map_pages(int page_size, int block_n) {
     return page_size > 0 && page_size % (block_n / 2) == 0;
@@ -97,12 +101,14 @@ FA_JIT_HOST_DEVICE constexpr int max_keys(int block_m, int head_dim) {
 
 // Masked and unmasked key tiles run in loops of their own (attention_f16_ws.cu, the key steps), except in split-KV
 // decode and for a sliding window past d 128 (the second copy of the step spills) or on 192 rows. There two loops no
-// longer spill (but bf16 d 64 full with softcap, 12 bytes) and lost 2.4-4 % (d 64 16k, windows 2048 / 2048 and causal
-// 4096 / 0; d 96 -1.3 / +0.1 %), except with ALiBi, whose column term they bring onto the tensor cores (d 64 16k
-// window 2048 / 2048 +4.0 %; H200, bench/NOTES.md, "Two key loops for windows on 192 rows").
-FA_JIT_HOST_DEVICE constexpr bool mask_loops(bool window, bool alibi, bool softcap, int block_m, int head_dim,
-                                             bool split) {
-    return !window || (!split && padded_head_dim(head_dim) <= 128 && (block_m == 128 || (alibi && !softcap)));
+// longer spill (but bf16 d 64 full with softcap, 12 bytes) and alone lost 2.4-4 % (d 64 16k, windows 2048 / 2048 and
+// causal 4096 / 0; d 96 -1.3 / +0.1 %); they pay with ALiBi, whose column term they bring onto the tensor cores (d 64
+// 16k window 2048 / 2048 +4.0 %), and with the settled max, which runs in the unmasked loop (settled_max; H200,
+// bench/NOTES.md, "Windows: the settled max on 192 rows").
+FA_JIT_HOST_DEVICE constexpr bool mask_loops(bool window, bool alibi, bool softcap, bool settled, int block_m,
+                                             int head_dim, bool split) {
+    return !window ||
+           (!split && padded_head_dim(head_dim) <= 128 && (block_m == 128 || (!softcap && (alibi || settled))));
 }
 
 // ALiBi's column term on the tensor cores (tile/alibi_columns.cuh): one more k step of S = Q K^T, whose operands sit
@@ -115,7 +121,7 @@ FA_JIT_HOST_DEVICE constexpr int alibi_columns_bytes(int block_m, int block_n) {
 }
 FA_JIT_HOST_DEVICE constexpr bool alibi_on_tensor_cores(int block_m, int block_n, int head_dim, int stages, bool alibi,
                                                         bool softcap, bool window, bool split) {
-    return alibi && !softcap && !split && mask_loops(window, alibi, softcap, block_m, head_dim, split) &&
+    return alibi && !softcap && !split && mask_loops(window, alibi, softcap, false, block_m, head_dim, split) &&
            smem_bytes(block_m, block_n, head_dim, stages) + alibi_columns_bytes(block_m, block_n) <= 227 * 1024;
 }
 // Q in two buffers: the looping variant (tile_loop) at d 113-128 on 128 rows in 2 stages (where shared memory has

@@ -33,13 +33,15 @@ struct ProblemKey {
     bool paged;
     int page_size;                         // AttentionKernelSpec::table_map depends on it (0 without pages)
     int seqlen_q_bucket, seqlen_k_bucket;  // query_length_class(), seqlen_bucket()
+    int row_keys_bucket;                   // seqlen_bucket(keys_per_row()): AttentionKernelSpec::settled_max
     int seqlen_q_align, seqlen_k_align;    // tile_alignment(): even_mn, and where f16-ws takes 256-row tiles
     TileConfig tile;                       // the caller's override, or empty
     bool operator==(const ProblemKey& o) const noexcept {
         return context == o.context && dtype == o.dtype && head_dim == o.head_dim && causal == o.causal &&
                group_size == o.group_size && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen &&
                paged == o.paged && page_size == o.page_size && seqlen_q_bucket == o.seqlen_q_bucket &&
-               seqlen_k_bucket == o.seqlen_k_bucket && seqlen_q_align == o.seqlen_q_align &&
+               seqlen_k_bucket == o.seqlen_k_bucket && row_keys_bucket == o.row_keys_bucket &&
+               seqlen_q_align == o.seqlen_q_align &&
                seqlen_k_align == o.seqlen_k_align && tile == o.tile;
     }
 };
@@ -48,7 +50,8 @@ struct ProblemKeyHash {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
         for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.group_size,
                       static_cast<int>(k.seqused_k), k.mods, k.varlen, static_cast<int>(k.paged),
-                      k.page_size, k.seqlen_q_bucket, k.seqlen_k_bucket, k.seqlen_q_align, k.seqlen_k_align,
+                      k.page_size, k.seqlen_q_bucket, k.seqlen_k_bucket, k.row_keys_bucket, k.seqlen_q_align,
+                      k.seqlen_k_align,
                       k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
         return h ^ std::hash<std::string>{}(k.tile.variant);
@@ -126,6 +129,7 @@ const LoadedAttention& loaded_attention(const AttentionArgs& a, const TileConfig
                          a.block_table != nullptr ? a.page_size : 0,
                          query_length_class(a.seqlen_q),
                          seqlen_bucket(a.seqlen_k),
+                         seqlen_bucket(keys_per_row(a)),
                          tile_alignment(a.seqlen_q),
                          tile_alignment(a.seqlen_k),
                          tile};

@@ -105,9 +105,9 @@ public:
         return false;
     }
     // Whether `spec` (every other field set) takes the variant that settles the rows' maxima after each key tile's
-    // exponentials, for rows of `seqlen_k` keys (AttentionKernelSpec::settled_max; the same answer for every length
-    // of a seqlen_bucket). Default: no such variant.
-    virtual bool settled_max(const AttentionKernelSpec& /*spec*/, int /*seqlen_k*/) const { return false; }
+    // exponentials, for rows of `row_keys` keys (keys_per_row: a window's span may be shorter than the keys;
+    // AttentionKernelSpec::settled_max; the same answer for every length of a seqlen_bucket). Default: no such variant.
+    virtual bool settled_max(const AttentionKernelSpec& /*spec*/, int /*row_keys*/) const { return false; }
     virtual int threads(const AttentionKernelSpec& spec) const { return spec.tile.warps * 32; }
     virtual std::size_t shared_bytes(const AttentionKernelSpec& spec) const = 0;
     // The launches of one call on `device`. Default: the main kernel over (query tiles, heads_q, batch), no

@@ -3,6 +3,7 @@
 
 #include "attention/family.hpp"
 #include "attention/packed_loop.hpp"
+#include "attention/seqlen_bucket.hpp"
 #include "attention/tile_alignment.hpp"
 
 namespace fa_jit {
@@ -63,7 +64,7 @@ AttentionKernelSpec attention_spec(const AttentionArgs& a, const TileConfig& til
     spec.tile_loop = owner(tile)->tile_loop(spec, a.seqlen_k) && (!spec.varlen || packed_loop_fits(a));
     // The kernel table keys page_size and the length bucket.
     spec.table_map = spec.paged && owner(tile)->table_map(spec, a.page_size, a.seqlen_k);
-    spec.settled_max = owner(tile)->settled_max(spec, a.seqlen_k);
+    spec.settled_max = owner(tile)->settled_max(spec, keys_per_row(a));
     return spec;
 }
 
@@ -98,6 +99,12 @@ std::vector<AttentionKernelSpec> warmup_specs(const ProblemClass& problem, int c
             spec.tile_loop = owner(tile)->tile_loop(spec, problem.seqlen_k);
             spec.settled_max = owner(tile)->settled_max(spec, problem.seqlen_k);
             specs.push_back(spec);
+            // A sliding window's rows may see fewer keys than the bucket's (keys_per_row): the kernel for those too.
+            if (spec.settled_max && spec.mods.window) {
+                spec.settled_max = false;
+                specs.push_back(spec);
+                spec.settled_max = true;
+            }
             // Packed sequences loop only where their tile table fits (packed_loop_fits): the kernel for more too.
             if (spec.varlen && spec.tile_loop) {
                 spec.tile_loop = false;

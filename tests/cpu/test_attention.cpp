@@ -693,15 +693,29 @@ TEST_CASE("rows past 2k keys at d <= 160 settle their maxima after the exponenti
     CHECK(attention_spec(a, tile).name_expression() ==
           "fa_jit::attention_fwd_f16_ws<fa_jit::bf16_t, 192, 128, 64, 2, true, 4, false, false, false, false, false, "
           "true>");
-    a.causal = false, a.window_left = 1000;  // windows at d 97-128 only, with ALiBi under the mask only
+    a.causal = false, a.window_left = 5000;  // windows up to d 128, with ALiBi under the mask only
     a.head_dim = 128;
     CHECK_FALSE(attention_spec(a, {128, 128, 12, 2, "ws"}).settled_max);
     a.causal = true;
     CHECK(attention_spec(a, {128, 128, 12, 2, "ws"}).settled_max);
     a.alibi_slopes = nullptr, a.causal = false;
     CHECK(attention_spec(a, {128, 128, 12, 2, "ws"}).settled_max);
-    a.head_dim = 64;
+    a.head_dim = 64;  // on 192 rows too
+    CHECK(attention_spec(a, tile).settled_max);
+    a.window_right = 0;  // rows of 5001 keys
+    CHECK(attention_spec(a, tile).settled_max);
+    a.window_left = 4000, a.window_right = 96;  // a row's keys are the window's span: past 4k they settle
+    CHECK(attention_spec(a, tile).settled_max);
+    a.window_right = 95;
     CHECK_FALSE(attention_spec(a, tile).settled_max);
+    a.causal = true, a.window_right = 100;  // under the mask a row sees window_left + 1 keys
+    CHECK_FALSE(attention_spec(a, tile).settled_max);
+    a.window_left = 4096;
+    CHECK(attention_spec(a, tile).settled_max);
+    a.causal = false, a.window_left = 5000, a.window_right = -1;
+    a.head_dim = 160;
+    CHECK_FALSE(attention_spec(a, {128, 64, 12, 2, "ws"}).settled_max);
+    a.head_dim = 64;
     a.window_left = -1, a.softcap = 30;  // softcap, pages, packed sequences, other families: never
     CHECK_FALSE(attention_spec(a, tile).settled_max);
     a.softcap = 0;
@@ -714,6 +728,12 @@ TEST_CASE("rows past 2k keys at d <= 160 settle their maxima after the exponenti
     CHECK(warmup_specs({DType::bf16, 64, false, 16384, 16384}, 90, false).at(0).settled_max);
     CHECK(warmup_specs({DType::bf16, 64, false, 4096, 4096}, 90, false).at(0).settled_max);
     CHECK_FALSE(warmup_specs({DType::bf16, 64, false, 2048, 2048}, 90, false).at(0).settled_max);
+    ProblemClass windowed{DType::bf16, 64, false, 16384, 16384};
+    windowed.mods.window = true;  // and the kernel for windows of 2k keys or fewer
+    const std::vector<AttentionKernelSpec> warm = warmup_specs(windowed, 90, false);
+    const auto settled = std::count_if(warm.begin(), warm.end(), [](const auto& s) { return s.settled_max; });
+    CHECK(settled > 0);
+    CHECK(2 * settled == static_cast<long>(warm.size()));
 }
 
 TEST_CASE("a paged cache at d <= 64 past 4k keys reads its block table by TMA where pages are whole half key tiles",

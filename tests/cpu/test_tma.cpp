@@ -107,13 +107,16 @@ TEST_CASE("paged TMA boxes never cross a page, one per lane of the producer warp
 // The key steps' two loops (masked and unmasked tiles) under a sliding window: up to d 128, on 192 rows only with ALiBi
 // (its column term then takes the tensor cores) and without softcap; never in split-KV decode.
 TEST_CASE("windows take the two key loops where they measured faster", "[launch]") {
-    const auto loops = [](bool window, bool alibi, bool softcap, int block_m, int head_dim, bool split = false) {
-        return ws_layout::mask_loops(window, alibi, softcap, block_m, head_dim, split);
+    const auto loops = [](bool window, bool alibi, bool softcap, int block_m, int head_dim, bool split = false,
+                          bool settled = false) {
+        return ws_layout::mask_loops(window, alibi, softcap, settled, block_m, head_dim, split);
     };
     CHECK(loops(false, false, true, 192, 64));
     CHECK(loops(true, false, false, 128, 128));
     CHECK(loops(true, false, true, 128, 72));
     CHECK_FALSE(loops(true, false, false, 192, 64));
+    CHECK(loops(true, false, false, 192, 64, false, true));  // with the settled max
+    CHECK_FALSE(loops(true, false, true, 192, 64, false, true));
     CHECK(loops(true, true, false, 192, 96));
     CHECK_FALSE(loops(true, true, true, 192, 64));
     CHECK_FALSE(loops(true, false, false, 128, 136));

@@ -365,11 +365,15 @@ TEST_CASE("the settled max matches the reference on logits far above each row's 
                 {1, 2, 2, 200, 8400, 160, true, Layout::bhsd, {}, {}, 0, false, big},
                 {1, 2, 2, 300, 3000, 96, false, Layout::bshd, {}, {}, 0, false, big},
                 // ALiBi (without the mask the visits start at the diagonal's tile; more keys than queries moves it)
-                // and windows at d 128: the exact row takes the bias and the window too.
+                // and windows whose rows see more than 4k keys: the exact row takes the bias and the window too.
                 {1, 4, 2, 300, 8400, 64, false, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
                 {1, 2, 1, 1500, 8400, 128, false, Layout::bhsd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
                 {1, 2, 1, 200, 8300, 128, false, Layout::padded, {}, {}, 0, false, Mods{2048, 2048, 0.f, false, scale}},
-                {1, 2, 2, 300, 8400, 128, true, Layout::bshd, {}, {}, 0, false, Mods{3000, 0, 0.f, false, scale}},
+                {1, 2, 2, 300, 8400, 128, true, Layout::bshd, {}, {}, 0, false, Mods{5000, 0, 0.f, false, scale}},
+                // Windows on 192 rows (each warpgroup to its own window): d 64, d 96, causal with ALiBi.
+                {1, 2, 2, 400, 8300, 64, false, Layout::bshd, {}, {}, 0, false, Mods{3000, 1500, 0.f, false, scale}},
+                {1, 2, 1, 300, 8400, 64, true, Layout::bhsd, {}, {}, 0, false, Mods{5000, 0, 0.f, true, scale}},
+                {1, 2, 2, 250, 8300, 96, true, Layout::padded, {}, {}, 0, false, Mods{4500, 0, 0.f, false, scale}},
                 {1, 4, 2, 300, 8400, 64, true, Layout::bshd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
                 {1, 2, 1, 200, 8300, 128, true, Layout::bhsd, {}, {}, 0, false, Mods{-1, -1, 0.f, true, scale}},
             };

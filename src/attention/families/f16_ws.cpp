@@ -96,9 +96,9 @@ public:
                             s.tile.block_n, s.head_dim, s.tile.stages, s.causal, mods_argument(s))};
     }
     bool tile_loop(const AttentionKernelSpec& s, int seqlen_k) const override { return f16_ws_tile_loop(s, seqlen_k); }
-    bool settled_max(const AttentionKernelSpec& s, int seqlen_k) const override {
+    bool settled_max(const AttentionKernelSpec& s, int row_keys) const override {
         return ws_layout::settled_max(s.head_dim, s.causal, s.mods.bits(), s.varlen, s.paged, false, s.tile_loop) &&
-               ws_layout::settles_max(seqlen_k);
+               ws_layout::settles_max(row_keys, s.mods.window);
     }
     // Past 4k keys only: there it ran 1.006-1.011 (8k) and 1.011-1.020 (16k) of the other paged kernel, at 2k 0.97
     // and at 512 keys 0.90 (bf16 / fp16 d 64, H200, bench/NOTES.md "Paged d 64: the table-map kernel merged").
