@@ -729,7 +729,7 @@ TEST_CASE("rows past 2k keys at d <= 160 settle their maxima after the exponenti
     CHECK(warmup_specs({DType::bf16, 64, false, 4096, 4096}, 90, false).at(0).settled_max);
     CHECK_FALSE(warmup_specs({DType::bf16, 64, false, 2048, 2048}, 90, false).at(0).settled_max);
     ProblemClass windowed{DType::bf16, 64, false, 16384, 16384};
-    windowed.mods.window = true;  // and the kernel for windows of 2k keys or fewer
+    windowed.mods.window = true;  // and the kernel for windows of 4k keys or fewer
     const std::vector<AttentionKernelSpec> warm = warmup_specs(windowed, 90, false);
     const auto settled = std::count_if(warm.begin(), warm.end(), [](const auto& s) { return s.settled_max; });
     CHECK(settled > 0);

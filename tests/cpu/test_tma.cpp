@@ -104,8 +104,8 @@ TEST_CASE("paged TMA boxes never cross a page, one per lane of the producer warp
     CHECK(ws_layout::paged_box_rows(48, 96) == 48);
 }
 
-// The key steps' two loops (masked and unmasked tiles) under a sliding window: up to d 128, on 192 rows only with ALiBi
-// (its column term then takes the tensor cores) and without softcap; never in split-KV decode.
+// The key steps' two loops (masked and unmasked tiles) under a sliding window: up to d 128, on 192 rows only without
+// softcap and with ALiBi (its column term then takes the tensor cores) or the settled max; never in split-KV decode.
 TEST_CASE("windows take the two key loops where they measured faster", "[launch]") {
     const auto loops = [](bool window, bool alibi, bool softcap, int block_m, int head_dim, bool split = false,
                           bool settled = false) {
