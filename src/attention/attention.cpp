@@ -41,17 +41,15 @@ struct ProblemKey {
                group_size == o.group_size && seqused_k == o.seqused_k && mods == o.mods && varlen == o.varlen &&
                paged == o.paged && page_size == o.page_size && seqlen_q_bucket == o.seqlen_q_bucket &&
                seqlen_k_bucket == o.seqlen_k_bucket && row_keys_bucket == o.row_keys_bucket &&
-               seqlen_q_align == o.seqlen_q_align &&
-               seqlen_k_align == o.seqlen_k_align && tile == o.tile;
+               seqlen_q_align == o.seqlen_q_align && seqlen_k_align == o.seqlen_k_align && tile == o.tile;
     }
 };
 struct ProblemKeyHash {
     std::size_t operator()(const ProblemKey& k) const noexcept {
         std::size_t h = reinterpret_cast<std::uintptr_t>(k.context);
         for (int v : {static_cast<int>(k.dtype), k.head_dim, static_cast<int>(k.causal), k.group_size,
-                      static_cast<int>(k.seqused_k), k.mods, k.varlen, static_cast<int>(k.paged),
-                      k.page_size, k.seqlen_q_bucket, k.seqlen_k_bucket, k.row_keys_bucket, k.seqlen_q_align,
-                      k.seqlen_k_align,
+                      static_cast<int>(k.seqused_k), k.mods, k.varlen, static_cast<int>(k.paged), k.page_size,
+                      k.seqlen_q_bucket, k.seqlen_k_bucket, k.row_keys_bucket, k.seqlen_q_align, k.seqlen_k_align,
                       k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages})
             h = h * 1000003u ^ static_cast<std::size_t>(v);
         return h ^ std::hash<std::string>{}(k.tile.variant);
